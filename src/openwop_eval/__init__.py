@@ -1,0 +1,59 @@
+"""openwop-eval: OpenWOP agent evaluation with the RFC 0246 trajectory gate.
+
+The front door of the library: load a suite, grade recorded trials, build the summary.
+"""
+
+from .core import (
+    CriterionVerdict,
+    EvalSummary,
+    GradingError,
+    Judge,
+    JudgeProtocolError,
+    JudgeRequest,
+    OpenwopEvalError,
+    Problem,
+    Reason,
+    Suite,
+    SuiteError,
+    SuiteGrade,
+    TaskGrade,
+    ToolCall,
+    TrialGrade,
+    TrialRecord,
+    build_summary,
+    grade_suite,
+    plan_suite,
+    summary_dict,
+)
+from .grade import grade
+from .suitefile import LoadedSuite, load_suite, parse_suite
+
+__version__ = "0.1.0.dev0"
+
+__all__ = [
+    "CriterionVerdict",
+    "EvalSummary",
+    "GradingError",
+    "Judge",
+    "JudgeProtocolError",
+    "JudgeRequest",
+    "LoadedSuite",
+    "OpenwopEvalError",
+    "Problem",
+    "Reason",
+    "Suite",
+    "SuiteError",
+    "SuiteGrade",
+    "TaskGrade",
+    "ToolCall",
+    "TrialGrade",
+    "TrialRecord",
+    "__version__",
+    "build_summary",
+    "grade",
+    "grade_suite",
+    "load_suite",
+    "parse_suite",
+    "plan_suite",
+    "summary_dict",
+]

@@ -1,0 +1,99 @@
+"""Suite grading: the aggregate, the gating aggregate and the suite ``passed`` (RFC 0246 §B).
+
+``aggregateScore`` is the mean of task scores; ``gatedAggregateScore`` the mean of task gated
+scores; the suite passes iff the exact gating aggregate ≥ P, the total cost ≤ ``maxCostUsd``
+(if set; an unreported cost counts as 0) and the nearest-rank p95 of task latencies ≤
+``maxP95LatencyMs`` (if set; a task with no measured latency fails this condition closed).
+Means at this level are taken over the task values as reported, so anyone can recompute
+the verdict from the summary alone.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from fractions import Fraction
+
+from .errors import GradingError
+from .grading import TaskGrade, grade_task
+from .plan import GradingPlan
+from .reasons import Reason
+from .records import TrialRecord
+from .stats import exact_mean, p95
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteGrade:
+    plan: GradingPlan
+    tasks: tuple[TaskGrade, ...]
+    aggregate_score: float
+    gated_aggregate_score: float
+    passed: bool
+    total_cost_usd: float | None
+    p95_latency_ms: float | None
+    reasons: tuple[Reason, ...]
+
+    @property
+    def passed_count(self) -> int:
+        return sum(t.passed for t in self.tasks)
+
+
+def grade_suite(plan: GradingPlan, records: Iterable[TrialRecord]) -> SuiteGrade:
+    """Grade every task of the plan from its trial records (missing trials did not run)."""
+    grouped: defaultdict[str, list[TrialRecord]] = defaultdict(list)
+    for record in records:
+        if record.task_id not in plan.by_id:
+            raise GradingError(f"trial record for unknown task {record.task_id!r}")
+        grouped[record.task_id].append(record)
+    tasks = tuple(grade_task(plan, t, grouped.get(t.task_id, ())) for t in plan.tasks)
+    return decide_suite(plan, tasks)
+
+
+def decide_suite(plan: GradingPlan, tasks: tuple[TaskGrade, ...]) -> SuiteGrade:
+    aggregate = exact_mean([t.score for t in tasks])
+    gated = exact_mean([t.gated_score for t in tasks])
+    bar = plan.pass_score
+    reasons: list[Reason] = []
+    if gated < bar:
+        extra = f" (aggregate score {float(aggregate):g})" if gated != aggregate else ""
+        reasons.append(Reason(
+            "gated-aggregate-below-bar",
+            f"gated aggregate score {float(gated):g} is below passScore {float(bar):g}{extra}",
+        ))
+
+    thresholds = plan.suite.thresholds
+    costs = [t.cost_usd for t in tasks if t.cost_usd is not None]
+    total_cost = sum((Fraction(c) for c in costs), Fraction(0))
+    if thresholds is not None and thresholds.max_cost_usd is not None:
+        if total_cost > Fraction(thresholds.max_cost_usd):
+            reasons.append(Reason(
+                "cost-over-budget",
+                f"total cost ${float(total_cost):g} exceeds maxCostUsd ${thresholds.max_cost_usd:g}",
+            ))
+
+    latencies = [t.latency_ms for t in tasks if t.latency_ms is not None]
+    p95_latency = p95(latencies) if latencies else None
+    if thresholds is not None and thresholds.max_p95_latency_ms is not None:
+        bound = thresholds.max_p95_latency_ms
+        if len(latencies) < len(tasks):
+            reasons.append(Reason(
+                "latency-unknown",
+                f"maxP95LatencyMs is set but {len(tasks) - len(latencies)} task(s) have no"
+                " measured latency",
+            ))
+        elif p95_latency is not None and p95_latency > bound:
+            reasons.append(Reason(
+                "latency-over-bar", f"p95 task latency {p95_latency:g} ms exceeds {bound} ms"
+            ))
+
+    return SuiteGrade(
+        plan=plan,
+        tasks=tasks,
+        aggregate_score=float(aggregate),
+        gated_aggregate_score=float(gated),
+        passed=not reasons,
+        total_cost_usd=float(total_cost) if costs else None,
+        p95_latency_ms=p95_latency,
+        reasons=tuple(reasons),
+    )

@@ -1,0 +1,180 @@
+"""Trial and task grading: RFC 0246 §A–§C exactly.
+
+Trial: ``score`` is the output score, or 0 if the trial failed closed or errored — never
+altered to make the gate work. ``gating`` is 0 if the trajectory did not match, the trial
+failed closed or errored; otherwise ``score``. The verdict is ``score ≥ P`` and trajectory
+matched and not failed closed and not errored.
+
+Task: ``meanScore`` (= the task ``score``) is the mean of trial scores; ``gatedScore`` the
+mean of gating scores; ``passed`` is ``gatedScore ≥ P`` (mean), every verdict (all) or some
+verdict (any). A trial that did not run counts as failed, with score 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Literal, TypeAlias
+
+from . import names as n
+from .errors import GradingError
+from .golden import golden_score
+from .plan import CompiledTask, GradingPlan
+from .reasons import Reason
+from .records import TrialRecord
+from .rubric import rubric_score
+from .stats import exact_mean, pass_at_k, pass_hat_k, round_half_up, std_dev
+from .trajectory import TrajectoryResult, check_trajectory
+
+Outcome: TypeAlias = Literal["passed", "failed", "errored", "failed-closed", "not-run"]
+
+
+@dataclass(frozen=True, slots=True)
+class TrialGrade:
+    task_id: str
+    index: int
+    outcome: Outcome
+    score: float
+    gating: float
+    passed: bool
+    output_score: float | None
+    """The output's own score before any closure (None when there was no output to score)."""
+    trajectory: TrajectoryResult | None
+    reasons: tuple[Reason, ...]
+    cost_usd: float | None = None
+    latency_ms: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TaskGrade:
+    task_id: str
+    has_trajectory: bool
+    trials: tuple[TrialGrade, ...]
+    score: float
+    gated_score: float
+    passed: bool
+    passed_trials: int
+    pass_at_k: float
+    pass_hat_k: float
+    min_score: float
+    max_score: float
+    std_dev: float
+    cost_usd: float | None
+    latency_ms: int | None
+    reasons: tuple[Reason, ...]
+
+
+def grade_trial(plan: GradingPlan, task: CompiledTask, record: TrialRecord) -> TrialGrade:
+    reasons: list[Reason] = []
+    expected = task.task.expected
+    output_score: float | None = None
+    if record.error is not None:
+        reasons.append(Reason("agent-error", f"the agent errored: {record.error}"))
+    elif expected.kind == "golden" and expected.match is not None:
+        output_score = golden_score(expected.match, record.output)
+    elif expected.rubric is not None and record.verdicts is not None:
+        output_score = rubric_score(expected.rubric, record.verdicts)
+    else:
+        reasons.append(Reason("judge", "no judge verdicts were recorded for this rubric trial"))
+
+    missed = [i for i, call in enumerate(record.tool_calls) if call.missed]
+    for i in missed:
+        tool = record.tool_calls[i].tool
+        reasons.append(Reason(
+            "fixture-miss", f"call {i + 1} to {tool} had no fixture response (onMiss: fail)",
+            call_index=i, tool=tool,
+        ))
+
+    trajectory = None
+    if task.trajectory is not None:
+        trajectory = check_trajectory(task.trajectory, record.tool_calls)
+        reasons.extend(trajectory.violations)
+
+    closed = bool(missed) or output_score is None
+    score = 0.0 if closed or output_score is None else output_score
+    matched = trajectory is None or trajectory.matched
+    gating = score if matched and not closed else 0.0
+    meets_bar = Fraction(score) >= plan.pass_score
+    if not closed and not meets_bar:
+        reasons.append(Reason(
+            "score-below-bar", f"score {score:g} is below passScore {float(plan.pass_score):g}"
+        ))
+    passed = meets_bar and matched and not closed
+    outcome: Outcome
+    if record.error is not None or output_score is None:
+        outcome = "errored"
+    elif missed:
+        outcome = "failed-closed"
+    else:
+        outcome = "passed" if passed else "failed"
+    return TrialGrade(
+        record.task_id, record.index, outcome, score, gating, passed, output_score,
+        trajectory, tuple(reasons), record.cost_usd, record.latency_ms,
+    )
+
+
+def not_run(task_id: str, index: int) -> TrialGrade:
+    reason = Reason("not-run", f"trial {index + 1} did not run; it counts as failed")
+    return TrialGrade(task_id, index, "not-run", 0.0, 0.0, False, None, None, (reason,))
+
+
+def grade_task(plan: GradingPlan, task: CompiledTask, records: Sequence[TrialRecord]) -> TaskGrade:
+    by_index: dict[int, TrialRecord] = {}
+    for record in records:
+        if not 0 <= record.index < plan.count:
+            raise GradingError(
+                f"task {task.task_id!r}: trial index {record.index} is outside 0..{plan.count - 1}"
+            )
+        if record.index in by_index:
+            raise GradingError(f"task {task.task_id!r}: trial {record.index} recorded twice")
+        by_index[record.index] = record
+    trials = tuple(
+        grade_trial(plan, task, by_index[i]) if i in by_index else not_run(task.task_id, i)
+        for i in range(plan.count)
+    )
+    scores = [t.score for t in trials]
+    mean = exact_mean(scores)
+    gated = exact_mean([t.gating for t in trials])
+    verdicts = [t.passed for t in trials]
+    c = sum(verdicts)
+
+    reasons: list[Reason] = []
+    if plan.pass_rule == n.PASS_RULE_ALL:
+        passed = all(verdicts)
+        if not passed:
+            reasons.append(Reason("not-every-trial-passed",
+                                  f"{c} of {plan.count} trials passed (passRule: all)"))
+    elif plan.pass_rule == n.PASS_RULE_ANY:
+        passed = any(verdicts)
+        if not passed:
+            reasons.append(Reason("no-trial-passed",
+                                  f"none of {plan.count} trials passed (passRule: any)"))
+    else:
+        passed = gated >= plan.pass_score
+        if not passed:
+            reasons.append(Reason(
+                "task-below-bar",
+                f"gated score {float(gated):g} is below passScore {float(plan.pass_score):g}"
+                + (f" (score {float(mean):g})" if gated != mean else ""),
+            ))
+
+    costs = [t.cost_usd for t in trials if t.cost_usd is not None]
+    latencies = [t.latency_ms for t in trials if t.latency_ms is not None]
+    return TaskGrade(
+        task_id=task.task_id,
+        has_trajectory=task.trajectory is not None,
+        trials=trials,
+        score=float(mean),
+        gated_score=float(gated),
+        passed=passed,
+        passed_trials=c,
+        pass_at_k=float(pass_at_k(plan.count, c, plan.k)),
+        pass_hat_k=float(pass_hat_k(plan.count, c, plan.k)),
+        min_score=min(scores),
+        max_score=max(scores),
+        std_dev=std_dev(scores),
+        cost_usd=float(sum(Fraction(x) for x in costs)) if costs else None,
+        latency_ms=round_half_up(exact_mean(latencies)) if latencies else None,
+        reasons=tuple(reasons),
+    )

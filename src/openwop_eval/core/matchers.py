@@ -1,0 +1,284 @@
+"""Argument matchers for trajectory steps: compiled once per suite, applied to every call.
+
+A step's ``args`` value is matched against a call's arguments. Literals compare by JSON
+equality; objects match key by key (``subset``: extra keys allowed; ``exact``: none),
+recursively; arrays match element by element, same length. A one-key object whose key
+starts with ``$`` is a matcher (``$regex``, ``$gte``/``$gt``/``$lte``/``$lt`` combinable,
+``$in``, ``$any``, ``$schema``, ``$literal``). A failed match yields an :class:`ArgMismatch`
+saying where and why, for reports.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final, Protocol
+
+import jsonschema
+from jsonschema.exceptions import SchemaError
+from jsonschema.protocols import Validator
+
+from . import names as n
+from .canonical import JSON, canonical_json, is_number, json_equal
+from .problems import Loc, Problem, format_loc
+
+MISSING: Final = object()
+"""Stands for a key the call did not pass."""
+
+COMPARISONS: Final = {n.M_GTE: "≥", n.M_GT: ">", n.M_LTE: "≤", n.M_LT: "<"}
+MATCHER_KEYS: Final = (*COMPARISONS, n.M_REGEX, n.M_IN, n.M_ANY, n.M_SCHEMA, n.M_LITERAL)
+
+
+@dataclass(frozen=True, slots=True)
+class ArgMismatch:
+    """Where a call's arguments departed from a step's, as a path below ``args``."""
+
+    loc: Loc
+    expected: str
+    got: object  # a JSON value, or MISSING
+
+    def describe(self) -> str:
+        where = format_loc(self.loc).replace("$", "args", 1)
+        if self.got is MISSING:
+            return f"{where}: missing (expected {self.expected})"
+        return f"{where}: expected {self.expected}, got {_show(self.got)}"
+
+
+def _show(value: JSON) -> str:
+    text = canonical_json(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+class Matcher(Protocol):
+    def mismatch(self, value: JSON, loc: Loc) -> ArgMismatch | None:
+        """None when ``value`` matches; otherwise the first difference found."""
+
+    def expected(self) -> str:
+        """What the matcher wants, in words."""
+
+
+@dataclass(frozen=True, slots=True)
+class Literal:
+    value: JSON
+
+    def mismatch(self, value: JSON, loc: Loc) -> ArgMismatch | None:
+        if json_equal(self.value, value):
+            return None
+        return ArgMismatch(loc, self.expected(), value)
+
+    def expected(self) -> str:
+        return _show(self.value)
+
+
+@dataclass(frozen=True, slots=True)
+class Regex:
+    pattern: re.Pattern[str]
+
+    def mismatch(self, value: JSON, loc: Loc) -> ArgMismatch | None:
+        if isinstance(value, str) and self.pattern.search(value):
+            return None
+        return ArgMismatch(loc, self.expected(), value)
+
+    def expected(self) -> str:
+        return f"a string matching /{self.pattern.pattern}/"
+
+
+@dataclass(frozen=True, slots=True)
+class Range:
+    bounds: tuple[tuple[str, int | float], ...]
+
+    def mismatch(self, value: JSON, loc: Loc) -> ArgMismatch | None:
+        if is_number(value) and all(_compare(op, value, b) for op, b in self.bounds):
+            return None
+        return ArgMismatch(loc, self.expected(), value)
+
+    def expected(self) -> str:
+        text = " and ".join(f"{COMPARISONS[op]} {_show(b)}" for op, b in self.bounds)
+        return f"a number {text}".rstrip()
+
+
+def _compare(op: str, value: int | float, bound: int | float) -> bool:
+    if op == n.M_GTE:
+        return value >= bound
+    if op == n.M_GT:
+        return value > bound
+    if op == n.M_LTE:
+        return value <= bound
+    return value < bound
+
+
+@dataclass(frozen=True, slots=True)
+class OneOf:
+    values: tuple[JSON, ...]
+
+    def mismatch(self, value: JSON, loc: Loc) -> ArgMismatch | None:
+        if any(json_equal(v, value) for v in self.values):
+            return None
+        return ArgMismatch(loc, self.expected(), value)
+
+    def expected(self) -> str:
+        return f"one of {_show(list(self.values))}"
+
+
+@dataclass(frozen=True, slots=True)
+class AnyValue:
+    def mismatch(self, value: JSON, loc: Loc) -> ArgMismatch | None:
+        return None
+
+    def expected(self) -> str:
+        return "any value"
+
+
+@dataclass(frozen=True, slots=True)
+class Schema:
+    validator: Validator
+
+    def mismatch(self, value: JSON, loc: Loc) -> ArgMismatch | None:
+        error = jsonschema.exceptions.best_match(self.validator.iter_errors(value))
+        if error is None:
+            return None
+        return ArgMismatch(loc, f"{self.expected()} ({error.message})", value)
+
+    def expected(self) -> str:
+        return "a value valid against the schema"
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectOf:
+    fields: tuple[tuple[str, Matcher], ...]
+    exact: bool
+
+    def mismatch(self, value: JSON, loc: Loc) -> ArgMismatch | None:
+        if not isinstance(value, dict):
+            return ArgMismatch(loc, self.expected(), value)
+        for key, matcher in self.fields:
+            if key not in value:
+                return ArgMismatch((*loc, key), matcher.expected(), MISSING)
+            found = matcher.mismatch(value[key], (*loc, key))
+            if found is not None:
+                return found
+        if self.exact:
+            wanted = {key for key, _ in self.fields}
+            for key in value:
+                if key not in wanted:
+                    return ArgMismatch((*loc, key), "no such key (argsMatch: exact)", value[key])
+        return None
+
+    def expected(self) -> str:
+        return "an object"
+
+
+@dataclass(frozen=True, slots=True)
+class ArrayOf:
+    items: tuple[Matcher, ...]
+
+    def mismatch(self, value: JSON, loc: Loc) -> ArgMismatch | None:
+        if not isinstance(value, list) or len(value) != len(self.items):
+            return ArgMismatch(loc, self.expected(), value)
+        for i, (matcher, item) in enumerate(zip(self.items, value, strict=True)):
+            found = matcher.mismatch(item, (*loc, i))
+            if found is not None:
+                return found
+        return None
+
+    def expected(self) -> str:
+        return f"an array of {len(self.items)} items"
+
+
+# --- compilation ------------------------------------------------------------------------
+
+Report = Callable[[Loc, str], None]
+
+
+def compile_args(raw: JSON, exact: bool, loc: Loc) -> tuple[Matcher, list[Problem]]:
+    """Compile a step's ``args`` into a matcher; problems are located under ``loc``."""
+    problems: list[Problem] = []
+
+    def report(where: Loc, message: str) -> None:
+        problems.append(Problem(where, message))
+
+    return _compile(raw, exact, loc, report), problems
+
+
+def _compile(raw: JSON, exact: bool, loc: Loc, report: Report) -> Matcher:
+    if isinstance(raw, dict):
+        if any(isinstance(k, str) and k.startswith("$") for k in raw):
+            return _compile_operator(raw, loc, report)
+        fields = tuple((k, _compile(v, exact, (*loc, k), report)) for k, v in raw.items())
+        return ObjectOf(fields, exact)
+    if isinstance(raw, list):
+        return ArrayOf(tuple(_compile(v, exact, (*loc, i), report) for i, v in enumerate(raw)))
+    return Literal(raw)
+
+
+def _compile_operator(raw: dict[str, JSON], loc: Loc, report: Report) -> Matcher:
+    keys = list(raw)
+    unknown = [k for k in keys if k not in MATCHER_KEYS]
+    if unknown:
+        if all(k.startswith("$") for k in keys):
+            report(
+                (*loc, unknown[0]),
+                f"unknown matcher {unknown[0]!r}; expected one of {', '.join(MATCHER_KEYS)}"
+                " (to match a literal key that starts with '$', write {\"$literal\": {...}})",
+            )
+        else:
+            report(
+                loc,
+                "an object mixes matcher keys ($...) with plain keys; wrap a literal object"
+                " in {\"$literal\": ...}",
+            )
+        return AnyValue()
+    if all(k in COMPARISONS for k in keys):
+        bounds: list[tuple[str, int | float]] = []
+        for key in keys:
+            bound = raw[key]
+            if is_number(bound):
+                bounds.append((key, bound))
+            else:
+                report((*loc, key), f"{key} takes a number, got {_show(bound)}")
+        return Range(tuple(bounds))
+    if len(keys) != 1:
+        report(loc, f"a matcher object takes exactly one key (only {', '.join(COMPARISONS)}"
+               f" combine); got {', '.join(keys)}")
+        return AnyValue()
+    key, arg = keys[0], raw[keys[0]]
+    if key == n.M_LITERAL:
+        return Literal(arg)
+    if key == n.M_ANY:
+        if arg is not True:
+            report((*loc, key), f"$any takes true, got {_show(arg)}")
+        return AnyValue()
+    if key == n.M_IN:
+        if not isinstance(arg, list):
+            report((*loc, key), f"$in takes an array of values, got {_show(arg)}")
+            return AnyValue()
+        return OneOf(tuple(arg))
+    if key == n.M_REGEX:
+        return _compile_regex(arg, (*loc, key), report)
+    return _compile_schema(arg, (*loc, key), report)
+
+
+def _compile_regex(arg: JSON, loc: Loc, report: Report) -> Matcher:
+    if not isinstance(arg, str):
+        report(loc, f"$regex takes a string, got {_show(arg)}")
+        return AnyValue()
+    try:
+        return Regex(re.compile(arg))
+    except re.error as exc:
+        report(loc, f"not a valid regular expression ({exc}): {arg!r}")
+        return AnyValue()
+
+
+def _compile_schema(arg: JSON, loc: Loc, report: Report) -> Matcher:
+    if not isinstance(arg, dict | bool):
+        report(loc, f"$schema takes a JSON Schema (an object or a boolean), got {_show(arg)}")
+        return AnyValue()
+    cls = jsonschema.validators.validator_for(arg, default=jsonschema.Draft202012Validator)
+    try:
+        cls.check_schema(arg)
+    except SchemaError as exc:
+        where = "/".join(str(p) for p in exc.path) or "its root"
+        report(loc, f"not a valid JSON Schema at {where}: {exc.message}")
+        return AnyValue()
+    return Schema(cls(arg))

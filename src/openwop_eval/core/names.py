@@ -1,0 +1,66 @@
+"""Every wire name this project reconstructs from RFC 0244 (trajectories, trials, fixtures).
+
+RFC 0244's text is not public. The names below are this project's reconstruction; keeping
+them in one module means a rename to the published spelling is a one-line change here, and
+the suite and summary models, the shipped JSON Schemas and the grading core all follow.
+Names read from published OpenWOP schemas (``taskId``, ``passScore``, ``gatedScore``…) are
+not listed: they are not guesses.
+"""
+
+from typing import Final
+
+# --- suite: the suite-wide trials block ------------------------------------------------
+TRIALS: Final = "trials"
+TRIALS_COUNT: Final = "count"
+TRIALS_PASS_RULE: Final = "passRule"
+TRIALS_K: Final = "k"
+
+PASS_RULE_MEAN: Final = "mean"
+PASS_RULE_ALL: Final = "all"
+PASS_RULE_ANY: Final = "any"
+
+# --- suite: tasks[].expected.trajectory ------------------------------------------------
+TRAJECTORY: Final = "trajectory"
+TRAJ_STEPS: Final = "steps"
+TRAJ_STEP_TOOL: Final = "tool"
+TRAJ_STEP_ARGS: Final = "args"
+TRAJ_ORDER: Final = "order"
+TRAJ_FORBIDDEN: Final = "forbidden"
+TRAJ_BEFORE: Final = "before"
+TRAJ_MAX_CALLS: Final = "maxCalls"
+TRAJ_ARGS_MATCH: Final = "argsMatch"
+
+ORDER_EXACT: Final = "exact"
+ORDER_IN_ORDER: Final = "in-order"
+ORDER_ANY_ORDER: Final = "any-order"
+
+ARGS_SUBSET: Final = "subset"
+ARGS_EXACT: Final = "exact"
+
+# Argument matchers: one-key objects inside a step's ``args``.
+M_REGEX: Final = "$regex"
+M_GTE: Final = "$gte"
+M_GT: Final = "$gt"
+M_LTE: Final = "$lte"
+M_LT: Final = "$lt"
+M_IN: Final = "$in"
+M_ANY: Final = "$any"
+M_SCHEMA: Final = "$schema"
+M_LITERAL: Final = "$literal"
+
+# --- suite: tasks[].fixtures -----------------------------------------------------------
+FIXTURES_ON_MISS: Final = "onMiss"
+ON_MISS_FAIL: Final = "fail"
+
+# --- summary: tasks[].trials -----------------------------------------------------------
+SUM_TRIALS: Final = "trials"
+SUM_TRIALS_COUNT: Final = "count"
+SUM_TRIALS_K: Final = "k"
+SUM_MEAN_SCORE: Final = "meanScore"
+SUM_PASS_AT_K: Final = "passAtK"
+SUM_PASS_HAT_K: Final = "passHatK"
+SUM_TRIAL_STATS: Final = "trialStats"
+STATS_PASSED: Final = "passed"
+STATS_MIN_SCORE: Final = "minScore"
+STATS_MAX_SCORE: Final = "maxScore"
+STATS_STD_DEV: Final = "stdDev"

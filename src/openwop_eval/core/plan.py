@@ -1,0 +1,62 @@
+"""A suite compiled for grading: matchers built, bar and trials settled, tasks indexed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from . import names as n
+from .errors import SuiteError
+from .problems import Problem, errors_in
+from .suite import Suite, Task
+from .trajectory import TrajectorySpec, compile_trajectory
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledTask:
+    task: Task
+    trajectory: TrajectorySpec | None
+
+    @property
+    def task_id(self) -> str:
+        return self.task.task_id
+
+
+@dataclass(frozen=True)
+class GradingPlan:
+    suite: Suite
+    tasks: tuple[CompiledTask, ...]
+    pass_score: Fraction
+    count: int
+    pass_rule: str
+    k: int
+    by_id: dict[str, CompiledTask] = field(repr=False)
+
+
+def compile_task(task: Task, loc: tuple[str | int, ...]) -> tuple[CompiledTask, list[Problem]]:
+    if task.trajectory is None:
+        return CompiledTask(task, None), []
+    spec, problems = compile_trajectory(task.trajectory, (*loc, "expected", n.TRAJECTORY))
+    return CompiledTask(task, spec), problems
+
+
+def plan_suite(suite: Suite) -> GradingPlan:
+    """Compile ``suite`` for grading; :class:`SuiteError` if a matcher does not compile."""
+    problems: list[Problem] = []
+    tasks = []
+    for i, task in enumerate(suite.tasks):
+        compiled, found = compile_task(task, ("tasks", i))
+        tasks.append(compiled)
+        problems.extend(found)
+    if errors_in(problems):
+        raise SuiteError(problems)
+    trials = suite.trials_or_default
+    return GradingPlan(
+        suite=suite,
+        tasks=tuple(tasks),
+        pass_score=Fraction(suite.pass_score),
+        count=trials.count,
+        pass_rule=trials.pass_rule,
+        k=trials.effective_k,
+        by_id={t.task_id: t for t in tasks},
+    )

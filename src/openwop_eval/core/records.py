@@ -1,0 +1,39 @@
+"""What a trial did, as recorded at the tool boundary: the input to grading."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .canonical import JSON
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool call *attempt*, served or not."""
+
+    tool: str
+    args: JSON = field(default_factory=dict)
+    missed: bool = False
+    """True when fixtures were in force and could not answer this call (a fixture miss)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TrialRecord:
+    """The recorded facts of one trial of one task."""
+
+    task_id: str
+    index: int
+    """0-based trial index within the task."""
+    output: JSON = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    error: str | None = None
+    """Set when the agent raised, timed out or broke its protocol: the trial errored."""
+    cost_usd: float | None = None
+    latency_ms: float | None = None
+    verdicts: tuple[float, ...] | None = None
+    """Rubric tasks: the judge's per-criterion verdicts in [0, 1], in rubric order."""
+
+    @property
+    def failed_closed(self) -> bool:
+        """A fixture miss fails the trial closed (``onMiss: "fail"``)."""
+        return any(call.missed for call in self.tool_calls)

@@ -1,0 +1,76 @@
+"""Rubric scoring and the judge protocol.
+
+A judge reads a task's output and returns one verdict per rubric criterion, in rubric order:
+``met`` in [0, 1] (1 fully met, 0 not met, values between for partial credit) and an
+optional rationale for the report. The trial score is ``Σ weight·met / Σ weight``, computed
+on the decimal values as written (so weights 0.7 and 0.3 with the first met give exactly
+0.7) and then rounded once to a float. Judges do I/O and live outside the core; the core
+defines what they exchange and checks what they return.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Protocol
+
+from .canonical import JSON, is_number
+from .errors import JudgeProtocolError
+from .suite import Criterion
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeRequest:
+    """What a judge is asked: one trial's output against the task's criteria."""
+
+    task_id: str
+    trial_index: int
+    input: JSON
+    output: JSON
+    criteria: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CriterionVerdict:
+    met: float
+    rationale: str | None = None
+
+
+class Judge(Protocol):
+    """Anything that can score a rubric. The runner awaits it once per rubric trial."""
+
+    async def judge(self, request: JudgeRequest) -> Sequence[CriterionVerdict]: ...
+
+
+def check_verdicts(
+    criteria: Sequence[Criterion], verdicts: Sequence[CriterionVerdict]
+) -> tuple[float, ...]:
+    """The ``met`` values, or :class:`JudgeProtocolError` naming every defect."""
+    defects = []
+    if len(verdicts) != len(criteria):
+        defects.append(f"expected {len(criteria)} verdicts (one per criterion), got {len(verdicts)}")
+    for i, verdict in enumerate(verdicts):
+        met = verdict.met
+        if not is_number(met) or not 0 <= met <= 1:
+            defects.append(f"verdict {i + 1}: met must be a number in [0, 1], got {met!r}")
+    if defects:
+        raise JudgeProtocolError("; ".join(defects))
+    return tuple(float(v.met) for v in verdicts)
+
+
+def _decimal(value: float) -> Fraction:
+    # The shortest repr of a float is the decimal the author wrote (0.7, not 0.6999…).
+    return Fraction(repr(float(value)))
+
+
+def rubric_score(criteria: Sequence[Criterion], met: Sequence[float]) -> float:
+    """``Σ weight·met / Σ weight``; a suite whose weights sum to 0 is rejected at load."""
+    total = sum((_decimal(c.weight) for c in criteria), Fraction(0))
+    if total == 0 or len(met) != len(criteria):
+        return 0.0
+    earned = sum(
+        (_decimal(c.weight) * _decimal(m) for c, m in zip(criteria, met, strict=True)),
+        Fraction(0),
+    )
+    return float(earned / total)

@@ -1,0 +1,176 @@
+"""The OpenWOP ``AgentEvalSuite`` with this project's RFC 0244 additions, as frozen models.
+
+The models hold a suite that has already passed validation (see ``openwop_eval.suitefile``
+and :func:`openwop_eval.core.checks.check_suite`); the shipped JSON Schema is generated
+from them, so the two cannot drift. Optional fields may be omitted but are never ``null``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, TypeAlias
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from . import names as n
+
+SUITE_ID_PATTERN = r"^[a-z0-9.-]+\.evals\.[a-z0-9-]+$"
+VERSION_PATTERN = r"^[0-9]+\.[0-9]+\.[0-9]+$"
+TASK_ID_PATTERN = r"^[a-z0-9][a-z0-9-]*$"
+AGENT_ID_PATTERN = r"^[A-Za-z0-9._~:-]{1,128}$"
+
+Mode: TypeAlias = Literal["golden", "rubric", "adversarial", "regression", "live-shadow"]
+ModelClass: TypeAlias = Literal[
+    "reasoning", "writing", "coding", "research", "classification", "general"
+]
+PassRule: TypeAlias = Literal["mean", "all", "any"]
+Order: TypeAlias = Literal["exact", "in-order", "any-order"]
+ArgsMatch: TypeAlias = Literal["subset", "exact"]
+
+
+def _unique(items: tuple[Any, ...]) -> tuple[Any, ...]:
+    if len(set(items)) != len(items):
+        raise ValueError("items must be unique")
+    return items
+
+
+class Closed(BaseModel):
+    """A closed object: unknown keys are an error, instances are immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class Thresholds(Closed):
+    """The pass/fail bar of the suite."""
+
+    pass_score: float | None = Field(
+        None, alias="passScore", ge=0, le=1,
+        description="Minimum gated score for a pass (0–1). Absent: 1.0 (fail closed).",
+    )
+    max_cost_usd: float | None = Field(
+        None, alias="maxCostUsd", ge=0,
+        description="Maximum total cost of a passing run.",
+    )
+    max_p95_latency_ms: int | None = Field(
+        None, alias="maxP95LatencyMs", ge=0,
+        description="Maximum p95 (nearest-rank) per-task latency of a passing run.",
+    )
+
+
+class Trials(Closed):
+    """Suite-wide repetition: run each task ``count`` times and decide with ``passRule``."""
+
+    count: int = Field(1, alias=n.TRIALS_COUNT, ge=1, description="Trials per task.")
+    pass_rule: PassRule = Field(
+        "mean", alias=n.TRIALS_PASS_RULE,
+        description="mean: task gating score ≥ passScore; all: every trial verdict passed;"
+        " any: some trial verdict passed.",
+    )
+    k: int | None = Field(
+        None, alias=n.TRIALS_K, ge=1,
+        description="k of passAtK / passHatK, 1..count. Absent: count.",
+    )
+
+    @property
+    def effective_k(self) -> int:
+        return self.count if self.k is None else self.k
+
+
+class Step(Closed):
+    """A call the agent must make: a tool name or glob, and optionally its arguments."""
+
+    tool: str = Field(alias=n.TRAJ_STEP_TOOL, min_length=1, description="Tool name or glob.")
+    args: dict[str, Any] | None = Field(
+        None, alias=n.TRAJ_STEP_ARGS,
+        description="Expected arguments: literals or matcher objects ($regex, $gte, $gt,"
+        " $lte, $lt, $in, $any, $schema, $literal).",
+    )
+
+
+class Trajectory(Closed):
+    """Constraints on the tool calls of a trial; a failed one gates the trial to 0."""
+
+    steps: tuple[Step, ...] = Field((), alias=n.TRAJ_STEPS)
+    order: Order = Field("in-order", alias=n.TRAJ_ORDER)
+    forbidden: tuple[Annotated[str, Field(min_length=1)], ...] = Field(
+        (), alias=n.TRAJ_FORBIDDEN, description="Tool names or globs that must never be called."
+    )
+    before: tuple[tuple[str, str], ...] = Field(
+        (), alias=n.TRAJ_BEFORE,
+        description="Pairs [A, B]: if B is called, some call to A comes before the first B.",
+    )
+    max_calls: int | None = Field(None, alias=n.TRAJ_MAX_CALLS, ge=0)
+    args_match: ArgsMatch = Field("subset", alias=n.TRAJ_ARGS_MATCH)
+
+
+class GoldenMatch(Closed):
+    strategy: Literal["exact", "contains", "json-match"]
+    value: Any = Field(description="The expected value. Opaque.")
+
+
+class Criterion(Closed):
+    criterion: str = Field(min_length=1)
+    weight: float = Field(ge=0, le=1)
+
+
+class Expected(Closed):
+    """How a task is scored, and the path its trials must take."""
+
+    kind: Literal["golden", "rubric"]
+    match: GoldenMatch | None = None
+    rubric: tuple[Criterion, ...] | None = Field(None, min_length=1)
+    trajectory: Trajectory | None = Field(None, alias=n.TRAJECTORY)
+
+
+class ToolResponse(Closed):
+    tool: str = Field(min_length=1)
+    response: Any = Field(None, description="The canned result. Opaque.")
+
+
+class Fixtures(Closed):
+    """Deterministic stand-ins for live tools and memory."""
+
+    tool_responses: tuple[ToolResponse, ...] | None = Field(None, alias="toolResponses")
+    memory_seed: tuple[dict[str, Any], ...] | None = Field(None, alias="memorySeed")
+    on_miss: Literal["fail"] = Field(
+        "fail", alias=n.FIXTURES_ON_MISS,
+        description="A call the fixtures cannot answer fails the trial closed.",
+    )
+
+
+class Task(Closed):
+    task_id: str = Field(alias="taskId", pattern=TASK_ID_PATTERN)
+    input: Any = Field(description="The task input. Opaque.")
+    expected: Expected
+    fixtures: Fixtures | None = None
+
+    @property
+    def trajectory(self) -> Trajectory | None:
+        return self.expected.trajectory
+
+
+class Suite(Closed):
+    """An OpenWOP agent eval suite."""
+
+    suite_id: str = Field(alias="suiteId", pattern=SUITE_ID_PATTERN)
+    version: str = Field(pattern=VERSION_PATTERN)
+    target_agent_id: str | None = Field(None, alias="targetAgentId", pattern=AGENT_ID_PATTERN)
+    modes: Annotated[tuple[Mode, ...], AfterValidator(_unique)] = Field(
+        min_length=1, json_schema_extra={"uniqueItems": True}
+    )
+    allowed_models: Annotated[tuple[ModelClass, ...], AfterValidator(_unique)] | None = Field(
+        None, alias="allowedModels", json_schema_extra={"uniqueItems": True}
+    )
+    thresholds: Thresholds | None = None
+    trials: Trials | None = Field(None, alias=n.TRIALS)
+    tasks: tuple[Task, ...] = Field(min_length=1)
+
+    @property
+    def pass_score(self) -> float:
+        """``thresholds.passScore``, or 1.0 when absent (fail closed)."""
+        if self.thresholds is None or self.thresholds.pass_score is None:
+            return 1.0
+        return self.thresholds.pass_score
+
+    @property
+    def trials_or_default(self) -> Trials:
+        return self.trials if self.trials is not None else Trials()

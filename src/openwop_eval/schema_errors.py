@@ -1,0 +1,100 @@
+"""JSON Schema validation errors, rewritten as problems a person can act on.
+
+"Additional properties are not allowed ('taskid' was unexpected)" becomes, at the key's own
+path, "unknown key 'taskid'; did you mean 'taskId'? (expected one of: …)".
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from jsonschema.exceptions import ValidationError
+from jsonschema.protocols import Validator
+
+from .core.problems import Loc, Problem
+from .core.suite import AGENT_ID_PATTERN, SUITE_ID_PATTERN, TASK_ID_PATTERN, VERSION_PATTERN
+
+_PATTERN_HINTS = {
+    SUITE_ID_PATTERN: "a suite id like 'acme.support.evals.refunds'"
+    " (<scope>.<org>.evals.<name>, lowercase)",
+    VERSION_PATTERN: "a version like '1.0.0' (MAJOR.MINOR.PATCH)",
+    TASK_ID_PATTERN: "lowercase letters, digits and hyphens, starting with a letter or digit",
+    AGENT_ID_PATTERN: "1–128 of A–Z a–z 0–9 . _ ~ : -",
+}
+
+_TYPE_WORDS = {
+    "object": "an object", "array": "an array", "string": "a string",
+    "number": "a number", "integer": "an integer", "boolean": "true or false", "null": "null",
+}
+
+
+def json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
+
+
+def _suggest(word: str, choices: list[str]) -> str:
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def schema_problems(validator: Validator, doc: Any) -> list[Problem]:
+    problems: list[Problem] = []
+    seen: set[tuple[Loc, str]] = set()
+    for error in validator.iter_errors(doc):
+        for problem in _explain(error):
+            key = (problem.loc, problem.message)
+            if key not in seen:
+                seen.add(key)
+                problems.append(problem)
+    return problems
+
+
+def _explain(error: ValidationError) -> list[Problem]:
+    loc: Loc = tuple(error.absolute_path)
+    kind, value, instance = error.validator, error.validator_value, error.instance
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    if kind == "additionalProperties" and isinstance(instance, dict):
+        known = list(schema.get("properties", {}))
+        return [
+            Problem((*loc, key),
+                    f"unknown key {key!r}{_suggest(key, known)} (expected one of: {', '.join(known)})")
+            for key in instance if key not in known
+        ]
+    if kind == "required" and isinstance(instance, dict):
+        return [Problem(loc, f"missing required key {key!r}") for key in value if key not in instance]
+    return [Problem(loc, _message(kind, value, instance, error))]
+
+
+def _message(kind: Any, value: Any, instance: Any, error: ValidationError) -> str:
+    if kind == "enum":
+        choices = [str(v) for v in value]
+        hint = _suggest(instance, choices) if isinstance(instance, str) else ""
+        return f"{instance!r} is not one of: {', '.join(choices)}{hint}"
+    if kind == "const":
+        return f"must be {value!r}, got {instance!r}"
+    if kind == "type":
+        wanted = " or ".join(_TYPE_WORDS.get(t, t) for t in ([value] if isinstance(value, str) else value))
+        return f"expected {wanted}, got {json_type(instance)}"
+    if kind == "pattern":
+        return f"{instance!r} is not {_PATTERN_HINTS.get(value, f'a match for {value}')}"
+    if kind in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+        op = {"minimum": "≥", "maximum": "≤", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}[kind]
+        return f"must be {op} {value}, got {instance}"
+    if kind == "minItems":
+        return f"needs at least {value} item{'s' if value != 1 else ''}"
+    if kind == "maxItems":
+        return f"takes at most {value} item{'s' if value != 1 else ''}"
+    if kind == "minLength":
+        return "must not be empty" if value == 1 else f"needs at least {value} characters"
+    if kind == "uniqueItems":
+        return "has duplicate items"
+    return error.message
