@@ -47,6 +47,7 @@ def parse_document(text: str, suffix: str) -> tuple[Any, LineMap, list[Problem]]
 
 # --- JSON -------------------------------------------------------------------------------
 
+
 class _Object(dict[str, Any]):
     """A decoded JSON object that had duplicate keys (the last value wins, as in json)."""
 
@@ -93,8 +94,9 @@ def _pointer(loc: Loc) -> str:
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in loc)
 
 
-def _walk_json(value: Any, loc: Loc, by_pointer: dict[str, int], lines: LineMap,
-               problems: list[Problem]) -> None:
+def _walk_json(
+    value: Any, loc: Loc, by_pointer: dict[str, int], lines: LineMap, problems: list[Problem]
+) -> None:
     line = by_pointer.get(_pointer(loc))
     if line is not None:
         lines.lines[loc] = line
@@ -110,6 +112,7 @@ def _walk_json(value: Any, loc: Loc, by_pointer: dict[str, int], lines: LineMap,
 
 # --- YAML -------------------------------------------------------------------------------
 
+
 class _CoreLoader(yaml.SafeLoader):
     """SafeLoader with YAML 1.2 core-schema scalars instead of YAML 1.1's."""
 
@@ -119,8 +122,11 @@ _SCALARS = [
     ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
     ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
     ("tag:yaml.org,2002:int", r"^[-+]?[0-9]+$", "-+0123456789"),
-    ("tag:yaml.org,2002:float",
-     r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$", "-+.0123456789"),
+    (
+        "tag:yaml.org,2002:float",
+        r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$",
+        "-+.0123456789",
+    ),
 ]
 for _tag, _pattern, _first in _SCALARS:
     _CoreLoader.add_implicit_resolver(_tag, re.compile(_pattern), list(_first))

@@ -24,8 +24,13 @@ _PATTERN_HINTS = {
 }
 
 _TYPE_WORDS = {
-    "object": "an object", "array": "an array", "string": "a string",
-    "number": "a number", "integer": "an integer", "boolean": "true or false", "null": "null",
+    "object": "an object",
+    "array": "an array",
+    "string": "a string",
+    "number": "a number",
+    "integer": "an integer",
+    "boolean": "true or false",
+    "null": "null",
 }
 
 
@@ -65,12 +70,17 @@ def _explain(error: ValidationError) -> list[Problem]:
     if kind == "additionalProperties" and isinstance(instance, dict):
         known = list(schema.get("properties", {}))
         return [
-            Problem((*loc, key),
-                    f"unknown key {key!r}{_suggest(key, known)} (expected one of: {', '.join(known)})")
-            for key in instance if key not in known
+            Problem(
+                (*loc, key),
+                f"unknown key {key!r}{_suggest(key, known)} (expected one of: {', '.join(known)})",
+            )
+            for key in instance
+            if key not in known
         ]
-    if kind == "required" and isinstance(instance, dict):
-        return [Problem(loc, f"missing required key {key!r}") for key in value if key not in instance]
+    if kind == "required" and isinstance(instance, dict) and isinstance(value, list):
+        return [
+            Problem(loc, f"missing required key {key!r}") for key in value if key not in instance
+        ]
     return [Problem(loc, _message(kind, value, instance, error))]
 
 
@@ -82,12 +92,16 @@ def _message(kind: Any, value: Any, instance: Any, error: ValidationError) -> st
     if kind == "const":
         return f"must be {value!r}, got {instance!r}"
     if kind == "type":
-        wanted = " or ".join(_TYPE_WORDS.get(t, t) for t in ([value] if isinstance(value, str) else value))
+        wanted = " or ".join(
+            _TYPE_WORDS.get(t, t) for t in ([value] if isinstance(value, str) else value)
+        )
         return f"expected {wanted}, got {json_type(instance)}"
     if kind == "pattern":
         return f"{instance!r} is not {_PATTERN_HINTS.get(value, f'a match for {value}')}"
     if kind in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
-        op = {"minimum": "≥", "maximum": "≤", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}[kind]
+        op = {"minimum": "≥", "maximum": "≤", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}[
+            kind
+        ]
         return f"must be {op} {value}, got {instance}"
     if kind == "minItems":
         return f"needs at least {value} item{'s' if value != 1 else ''}"

@@ -30,7 +30,9 @@ class LoadedSuite:
     warnings: list[Problem] = field(default_factory=list)
 
 
-def validate_document(doc: Any, line_of: Callable[[Loc], int | None] | None = None) -> list[Problem]:
+def validate_document(
+    doc: Any, line_of: Callable[[Loc], int | None] | None = None
+) -> list[Problem]:
     """Every problem in a decoded suite document, sorted by line and path."""
     validator = jsonschema.Draft202012Validator(schemas.load(schemas.SUITE_SCHEMA))
     problems = schema_problems(validator, doc) + check_suite(doc)

@@ -13,14 +13,13 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from fractions import Fraction
 
 from .errors import GradingError
 from .grading import TaskGrade, grade_task
 from .plan import GradingPlan
 from .reasons import Reason
 from .records import TrialRecord
-from .stats import exact_mean, p95
+from .stats import decimal_sum, exact_mean, p95
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,35 +56,43 @@ def decide_suite(plan: GradingPlan, tasks: tuple[TaskGrade, ...]) -> SuiteGrade:
     reasons: list[Reason] = []
     if gated < bar:
         extra = f" (aggregate score {float(aggregate):g})" if gated != aggregate else ""
-        reasons.append(Reason(
-            "gated-aggregate-below-bar",
-            f"gated aggregate score {float(gated):g} is below passScore {float(bar):g}{extra}",
-        ))
+        reasons.append(
+            Reason(
+                "gated-aggregate-below-bar",
+                f"gated aggregate score {float(gated):g} is below passScore {float(bar):g}{extra}",
+            )
+        )
 
     thresholds = plan.suite.thresholds
     costs = [t.cost_usd for t in tasks if t.cost_usd is not None]
-    total_cost = sum((Fraction(c) for c in costs), Fraction(0))
-    if thresholds is not None and thresholds.max_cost_usd is not None:
-        if total_cost > Fraction(thresholds.max_cost_usd):
-            reasons.append(Reason(
+    total_cost = decimal_sum(costs)
+    budget = None if thresholds is None else thresholds.max_cost_usd
+    if budget is not None and total_cost > decimal_sum([budget]):
+        reasons.append(
+            Reason(
                 "cost-over-budget",
-                f"total cost ${float(total_cost):g} exceeds maxCostUsd ${thresholds.max_cost_usd:g}",
-            ))
+                f"total cost ${float(total_cost):g} exceeds maxCostUsd ${budget:g}",
+            )
+        )
 
     latencies = [t.latency_ms for t in tasks if t.latency_ms is not None]
     p95_latency = p95(latencies) if latencies else None
     if thresholds is not None and thresholds.max_p95_latency_ms is not None:
         bound = thresholds.max_p95_latency_ms
         if len(latencies) < len(tasks):
-            reasons.append(Reason(
-                "latency-unknown",
-                f"maxP95LatencyMs is set but {len(tasks) - len(latencies)} task(s) have no"
-                " measured latency",
-            ))
+            reasons.append(
+                Reason(
+                    "latency-unknown",
+                    f"maxP95LatencyMs is set but {len(tasks) - len(latencies)} task(s) have no"
+                    " measured latency",
+                )
+            )
         elif p95_latency is not None and p95_latency > bound:
-            reasons.append(Reason(
-                "latency-over-bar", f"p95 task latency {p95_latency:g} ms exceeds {bound} ms"
-            ))
+            reasons.append(
+                Reason(
+                    "latency-over-bar", f"p95 task latency {p95_latency:g} ms exceeds {bound} ms"
+                )
+            )
 
     return SuiteGrade(
         plan=plan,

@@ -7,7 +7,7 @@ only in Python. Every comparison of agent-produced values in the core goes throu
 
 from __future__ import annotations
 
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeGuard
 
 import rfc8785
 
@@ -25,7 +25,7 @@ def stringify(value: JSON) -> str:
     return value if isinstance(value, str) else canonical_json(value)
 
 
-def is_number(value: object) -> bool:
+def is_number(value: object) -> TypeGuard[int | float]:
     """True for JSON numbers (ints and floats), false for booleans."""
     return isinstance(value, int | float) and not isinstance(value, bool)
 

@@ -9,7 +9,7 @@ rubric weights that cannot be normalised, contradictory trajectory constraintsâ€
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeGuard
 
 from . import names as n
 from .canonical import is_number
@@ -39,17 +39,20 @@ def _check_trials(trials: Any) -> Iterator[Problem]:
         return
     count, k = trials.get(n.TRIALS_COUNT, 1), trials.get(n.TRIALS_K)
     if _is_int(count) and _is_int(k) and k > count:
-        yield Problem((n.TRIALS, n.TRIALS_K),
-                      f"k is {k} but count is {count}; k must be between 1 and count")
+        yield Problem(
+            (n.TRIALS, n.TRIALS_K), f"k is {k} but count is {count}; k must be between 1 and count"
+        )
 
 
 def _check_thresholds(thresholds: Any) -> Iterator[Problem]:
     if not isinstance(thresholds, dict):
         return
     if thresholds.get("passScore") == 0:
-        yield Problem(("thresholds", "passScore"),
-                      "passScore 0 lets every task pass, even one whose every trial failed",
-                      severity="warning")
+        yield Problem(
+            ("thresholds", "passScore"),
+            "passScore 0 lets every task pass, even one whose every trial failed",
+            severity="warning",
+        )
 
 
 def _check_task_ids(tasks: list[Any]) -> Iterator[Problem]:
@@ -59,8 +62,10 @@ def _check_task_ids(tasks: list[Any]) -> Iterator[Problem]:
         if not isinstance(task_id, str):
             continue
         if task_id in first:
-            yield Problem(("tasks", i, "taskId"),
-                          f"taskId {task_id!r} is already used by tasks[{first[task_id]}]")
+            yield Problem(
+                ("tasks", i, "taskId"),
+                f"taskId {task_id!r} is already used by tasks[{first[task_id]}]",
+            )
         else:
             first[task_id] = i
 
@@ -91,15 +96,22 @@ def _check_weights(rubric: Any, loc: Loc) -> Iterator[Problem]:
     if not isinstance(rubric, list) or not rubric:
         return
     weights = [c.get("weight") for c in rubric if isinstance(c, dict)]
-    if not all(is_number(w) for w in weights):
-        return
-    total = sum(weights)
+    numbers = [w for w in weights if is_number(w)]
+    if len(numbers) != len(rubric):
+        return  # the schema check reports the malformed criteria
+    total = sum(numbers)
     if total == 0:
-        yield Problem(loc, "the criteria weights sum to 0, so the score cannot be normalised;"
-                      " give at least one criterion a positive weight")
+        yield Problem(
+            loc,
+            "the criteria weights sum to 0, so the score cannot be normalised;"
+            " give at least one criterion a positive weight",
+        )
     elif abs(total - 1) > 1e-9:
-        yield Problem(loc, f"the criteria weights sum to {total:g}, not 1; scores are"
-                      " normalised by the sum", severity="warning")
+        yield Problem(
+            loc,
+            f"the criteria weights sum to {total:g}, not 1; scores are normalised by the sum",
+            severity="warning",
+        )
 
 
 def _check_trajectory(traj: dict[str, Any], loc: Loc) -> Iterator[Problem]:
@@ -112,28 +124,36 @@ def _check_trajectory(traj: dict[str, Any], loc: Loc) -> Iterator[Problem]:
             yield from compile_args(step[n.TRAJ_STEP_ARGS], exact, args_loc)[1]
 
     forbidden = traj.get(n.TRAJ_FORBIDDEN, [])
-    patterns = [ToolPattern.of(f) for f in forbidden if isinstance(f, str)] if isinstance(
-        forbidden, list) else []
+    patterns = (
+        [ToolPattern.of(f) for f in forbidden if isinstance(f, str)]
+        if isinstance(forbidden, list)
+        else []
+    )
     for i, step in enumerate(steps):
         tool = step.get(n.TRAJ_STEP_TOOL) if isinstance(step, dict) else None
         if not isinstance(tool, str) or ToolPattern.of(tool).regex is not None:
             continue
         hit = next((p for p in patterns if p.matches(tool)), None)
         if hit is not None:
-            yield Problem((*loc, n.TRAJ_STEPS, i, n.TRAJ_STEP_TOOL),
-                          f"step tool {tool!r} is also forbidden ({hit.text!r}); no trial can"
-                          " match this trajectory")
+            yield Problem(
+                (*loc, n.TRAJ_STEPS, i, n.TRAJ_STEP_TOOL),
+                f"step tool {tool!r} is also forbidden ({hit.text!r}); no trial can"
+                " match this trajectory",
+            )
 
     max_calls = traj.get(n.TRAJ_MAX_CALLS)
     if _is_int(max_calls) and max_calls < len(steps):
-        yield Problem((*loc, n.TRAJ_MAX_CALLS),
-                      f"maxCalls is {max_calls} but there are {len(steps)} steps; no trial can"
-                      " match this trajectory")
+        yield Problem(
+            (*loc, n.TRAJ_MAX_CALLS),
+            f"maxCalls is {max_calls} but there are {len(steps)} steps; no trial can"
+            " match this trajectory",
+        )
 
     if not steps and not forbidden and not traj.get(n.TRAJ_BEFORE) and max_calls is None:
-        yield Problem(loc, "this trajectory has no constraints, so every trial matches it",
-                      severity="warning")
+        yield Problem(
+            loc, "this trajectory has no constraints, so every trial matches it", severity="warning"
+        )
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)

@@ -24,7 +24,7 @@ from .plan import CompiledTask, GradingPlan
 from .reasons import Reason
 from .records import TrialRecord
 from .rubric import rubric_score
-from .stats import exact_mean, pass_at_k, pass_hat_k, round_half_up, std_dev
+from .stats import decimal_sum, exact_mean, pass_at_k, pass_hat_k, round_half_up, std_dev
 from .trajectory import TrajectoryResult, check_trajectory
 
 Outcome: TypeAlias = Literal["passed", "failed", "errored", "failed-closed", "not-run"]
@@ -81,10 +81,14 @@ def grade_trial(plan: GradingPlan, task: CompiledTask, record: TrialRecord) -> T
     missed = [i for i, call in enumerate(record.tool_calls) if call.missed]
     for i in missed:
         tool = record.tool_calls[i].tool
-        reasons.append(Reason(
-            "fixture-miss", f"call {i + 1} to {tool} had no fixture response (onMiss: fail)",
-            call_index=i, tool=tool,
-        ))
+        reasons.append(
+            Reason(
+                "fixture-miss",
+                f"call {i + 1} to {tool} had no fixture response (onMiss: fail)",
+                call_index=i,
+                tool=tool,
+            )
+        )
 
     trajectory = None
     if task.trajectory is not None:
@@ -97,9 +101,11 @@ def grade_trial(plan: GradingPlan, task: CompiledTask, record: TrialRecord) -> T
     gating = score if matched and not closed else 0.0
     meets_bar = Fraction(score) >= plan.pass_score
     if not closed and not meets_bar:
-        reasons.append(Reason(
-            "score-below-bar", f"score {score:g} is below passScore {float(plan.pass_score):g}"
-        ))
+        reasons.append(
+            Reason(
+                "score-below-bar", f"score {score:g} is below passScore {float(plan.pass_score):g}"
+            )
+        )
     passed = meets_bar and matched and not closed
     outcome: Outcome
     if record.error is not None or output_score is None:
@@ -109,8 +115,17 @@ def grade_trial(plan: GradingPlan, task: CompiledTask, record: TrialRecord) -> T
     else:
         outcome = "passed" if passed else "failed"
     return TrialGrade(
-        record.task_id, record.index, outcome, score, gating, passed, output_score,
-        trajectory, tuple(reasons), record.cost_usd, record.latency_ms,
+        record.task_id,
+        record.index,
+        outcome,
+        score,
+        gating,
+        passed,
+        output_score,
+        trajectory,
+        tuple(reasons),
+        record.cost_usd,
+        record.latency_ms,
     )
 
 
@@ -143,21 +158,27 @@ def grade_task(plan: GradingPlan, task: CompiledTask, records: Sequence[TrialRec
     if plan.pass_rule == n.PASS_RULE_ALL:
         passed = all(verdicts)
         if not passed:
-            reasons.append(Reason("not-every-trial-passed",
-                                  f"{c} of {plan.count} trials passed (passRule: all)"))
+            reasons.append(
+                Reason(
+                    "not-every-trial-passed", f"{c} of {plan.count} trials passed (passRule: all)"
+                )
+            )
     elif plan.pass_rule == n.PASS_RULE_ANY:
         passed = any(verdicts)
         if not passed:
-            reasons.append(Reason("no-trial-passed",
-                                  f"none of {plan.count} trials passed (passRule: any)"))
+            reasons.append(
+                Reason("no-trial-passed", f"none of {plan.count} trials passed (passRule: any)")
+            )
     else:
         passed = gated >= plan.pass_score
         if not passed:
-            reasons.append(Reason(
-                "task-below-bar",
-                f"gated score {float(gated):g} is below passScore {float(plan.pass_score):g}"
-                + (f" (score {float(mean):g})" if gated != mean else ""),
-            ))
+            reasons.append(
+                Reason(
+                    "task-below-bar",
+                    f"gated score {float(gated):g} is below passScore {float(plan.pass_score):g}"
+                    + (f" (score {float(mean):g})" if gated != mean else ""),
+                )
+            )
 
     costs = [t.cost_usd for t in trials if t.cost_usd is not None]
     latencies = [t.latency_ms for t in trials if t.latency_ms is not None]
@@ -174,7 +195,7 @@ def grade_task(plan: GradingPlan, task: CompiledTask, records: Sequence[TrialRec
         min_score=min(scores),
         max_score=max(scores),
         std_dev=std_dev(scores),
-        cost_usd=float(sum(Fraction(x) for x in costs)) if costs else None,
+        cost_usd=float(decimal_sum(costs)) if costs else None,
         latency_ms=round_half_up(exact_mean(latencies)) if latencies else None,
         reasons=tuple(reasons),
     )

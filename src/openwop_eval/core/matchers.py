@@ -226,7 +226,7 @@ def _compile_operator(raw: dict[str, JSON], loc: Loc, report: Report) -> Matcher
             report(
                 loc,
                 "an object mixes matcher keys ($...) with plain keys; wrap a literal object"
-                " in {\"$literal\": ...}",
+                ' in {"$literal": ...}',
             )
         return AnyValue()
     if all(k in COMPARISONS for k in keys):
@@ -239,8 +239,11 @@ def _compile_operator(raw: dict[str, JSON], loc: Loc, report: Report) -> Matcher
                 report((*loc, key), f"{key} takes a number, got {_show(bound)}")
         return Range(tuple(bounds))
     if len(keys) != 1:
-        report(loc, f"a matcher object takes exactly one key (only {', '.join(COMPARISONS)}"
-               f" combine); got {', '.join(keys)}")
+        report(
+            loc,
+            f"a matcher object takes exactly one key (only {', '.join(COMPARISONS)}"
+            f" combine); got {', '.join(keys)}",
+        )
         return AnyValue()
     key, arg = keys[0], raw[keys[0]]
     if key == n.M_LITERAL:
@@ -276,7 +279,7 @@ def _compile_schema(arg: JSON, loc: Loc, report: Report) -> Matcher:
         return AnyValue()
     cls = jsonschema.validators.validator_for(arg, default=jsonschema.Draft202012Validator)
     try:
-        cls.check_schema(arg)
+        cls.check_schema(arg)  # type: ignore[arg-type]  # boolean schemas are valid too
     except SchemaError as exc:
         where = "/".join(str(p) for p in exc.path) or "its root"
         report(loc, f"not a valid JSON Schema at {where}: {exc.message}")

@@ -49,7 +49,9 @@ def check_verdicts(
     """The ``met`` values, or :class:`JudgeProtocolError` naming every defect."""
     defects = []
     if len(verdicts) != len(criteria):
-        defects.append(f"expected {len(criteria)} verdicts (one per criterion), got {len(verdicts)}")
+        defects.append(
+            f"expected {len(criteria)} verdicts (one per criterion), got {len(verdicts)}"
+        )
     for i, verdict in enumerate(verdicts):
         met = verdict.met
         if not is_number(met) or not 0 <= met <= 1:

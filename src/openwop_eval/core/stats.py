@@ -1,8 +1,9 @@
 """Exact arithmetic for the gate: rational means, unbiased pass@k / pass^k, nearest-rank p95.
 
-Every pass decision compares the exact rational value of the recorded floats with the bar
+Every score decision compares the exact rational value of the recorded floats with the bar
 (``Fraction(0.6) * 3 / 3 == Fraction(0.6)``), so rounding never flips a verdict. Reported
-values are the exact results rounded once to the nearest float.
+values are the exact results rounded once to the nearest float. Costs are sums of money,
+added as the decimals they were reported as, so 0.1 + 0.2 stays within a 0.3 budget.
 """
 
 from __future__ import annotations
@@ -10,6 +11,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from fractions import Fraction
+
+
+def decimal_sum(values: Sequence[float]) -> Fraction:
+    """Sum of the decimals the floats were written as (money: 0.1 + 0.2 is exactly 0.3)."""
+    return sum((Fraction(repr(float(v))) for v in values), Fraction(0))
 
 
 def exact_mean(values: Sequence[float]) -> Fraction:

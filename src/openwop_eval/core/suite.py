@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from . import names as n
 
@@ -34,24 +34,45 @@ def _unique(items: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 class Closed(BaseModel):
-    """A closed object: unknown keys are an error, instances are immutable."""
+    """A closed object: unknown keys are an error, instances are immutable.
+
+    An optional member may be omitted but not sent as ``null`` (the protocol schemas are not
+    nullable); only opaque members (``Any``: inputs, expected values, responses) take null.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_null_members(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for name, info in cls.model_fields.items():
+                key = info.alias or name
+                if key in data and data[key] is None and info.annotation is not Any:
+                    raise ValueError(f"{key} may be omitted but not null")
+        return data
 
 
 class Thresholds(Closed):
     """The pass/fail bar of the suite."""
 
     pass_score: float | None = Field(
-        None, alias="passScore", ge=0, le=1,
+        None,
+        alias="passScore",
+        ge=0,
+        le=1,
         description="Minimum gated score for a pass (0–1). Absent: 1.0 (fail closed).",
     )
     max_cost_usd: float | None = Field(
-        None, alias="maxCostUsd", ge=0,
+        None,
+        alias="maxCostUsd",
+        ge=0,
         description="Maximum total cost of a passing run.",
     )
     max_p95_latency_ms: int | None = Field(
-        None, alias="maxP95LatencyMs", ge=0,
+        None,
+        alias="maxP95LatencyMs",
+        ge=0,
         description="Maximum p95 (nearest-rank) per-task latency of a passing run.",
     )
 
@@ -61,12 +82,15 @@ class Trials(Closed):
 
     count: int = Field(1, alias=n.TRIALS_COUNT, ge=1, description="Trials per task.")
     pass_rule: PassRule = Field(
-        "mean", alias=n.TRIALS_PASS_RULE,
+        "mean",
+        alias=n.TRIALS_PASS_RULE,
         description="mean: task gating score ≥ passScore; all: every trial verdict passed;"
         " any: some trial verdict passed.",
     )
     k: int | None = Field(
-        None, alias=n.TRIALS_K, ge=1,
+        None,
+        alias=n.TRIALS_K,
+        ge=1,
         description="k of passAtK / passHatK, 1..count. Absent: count.",
     )
 
@@ -80,7 +104,8 @@ class Step(Closed):
 
     tool: str = Field(alias=n.TRAJ_STEP_TOOL, min_length=1, description="Tool name or glob.")
     args: dict[str, Any] | None = Field(
-        None, alias=n.TRAJ_STEP_ARGS,
+        None,
+        alias=n.TRAJ_STEP_ARGS,
         description="Expected arguments: literals or matcher objects ($regex, $gte, $gt,"
         " $lte, $lt, $in, $any, $schema, $literal).",
     )
@@ -95,7 +120,8 @@ class Trajectory(Closed):
         (), alias=n.TRAJ_FORBIDDEN, description="Tool names or globs that must never be called."
     )
     before: tuple[tuple[str, str], ...] = Field(
-        (), alias=n.TRAJ_BEFORE,
+        (),
+        alias=n.TRAJ_BEFORE,
         description="Pairs [A, B]: if B is called, some call to A comes before the first B.",
     )
     max_calls: int | None = Field(None, alias=n.TRAJ_MAX_CALLS, ge=0)
@@ -132,7 +158,8 @@ class Fixtures(Closed):
     tool_responses: tuple[ToolResponse, ...] | None = Field(None, alias="toolResponses")
     memory_seed: tuple[dict[str, Any], ...] | None = Field(None, alias="memorySeed")
     on_miss: Literal["fail"] = Field(
-        "fail", alias=n.FIXTURES_ON_MISS,
+        "fail",
+        alias=n.FIXTURES_ON_MISS,
         description="A call the fixtures cannot answer fails the trial closed.",
     )
 

@@ -18,7 +18,6 @@ from .grading import TaskGrade
 from .suite import SUITE_ID_PATTERN, TASK_ID_PATTERN, VERSION_PATTERN, Closed, ModelClass
 
 
-
 class TrialStats(Closed):
     passed: int = Field(alias=n.STATS_PASSED, ge=0, description="Trials whose verdict passed.")
     min_score: float = Field(alias=n.STATS_MIN_SCORE, ge=0, le=1)
@@ -45,7 +44,10 @@ class TaskSummary(Closed):
     score: float = Field(ge=0, le=1, description="Task score: the mean of its trial scores.")
     passed: bool
     gated_score: float | None = Field(
-        None, alias="gatedScore", ge=0, le=1,
+        None,
+        alias="gatedScore",
+        ge=0,
+        le=1,
         description="RFC 0246: the mean of trial gating scores.",
     )
     cost_usd: float | None = Field(None, alias="costUsd", ge=0)
@@ -69,7 +71,10 @@ class EvalSummary(Closed):
     evaluated_model_class: ModelClass | None = Field(None, alias="evaluatedModelClass")
     aggregate_score: float = Field(alias="aggregateScore", ge=0, le=1)
     gated_aggregate_score: float | None = Field(
-        None, alias="gatedAggregateScore", ge=0, le=1,
+        None,
+        alias="gatedAggregateScore",
+        ge=0,
+        le=1,
         description="RFC 0246: the mean of task gatedScores.",
     )
     passed: bool = Field(
@@ -85,22 +90,38 @@ class EvalSummary(Closed):
     regression: Regression | None = None
 
 
+def _present(**members: Any) -> dict[str, Any]:
+    """Optional members are omitted when absent, never set to null."""
+    return {key: value for key, value in members.items() if value is not None}
+
+
 def _task_summary(task: TaskGrade, with_trials: bool, count: int, k: int) -> TaskSummary:
     show_gated = task.has_trajectory or task.gated_score != task.score
     trials = None
     if with_trials:
         trials = TaskTrials(
-            count=count, k=k, mean_score=task.score, pass_at_k=task.pass_at_k,
+            count=count,
+            k=k,
+            mean_score=task.score,
+            pass_at_k=task.pass_at_k,
             pass_hat_k=task.pass_hat_k,
             trial_stats=TrialStats(
-                passed=task.passed_trials, min_score=task.min_score,
-                max_score=task.max_score, std_dev=task.std_dev,
+                passed=task.passed_trials,
+                min_score=task.min_score,
+                max_score=task.max_score,
+                std_dev=task.std_dev,
             ),
         )
     return TaskSummary(
-        task_id=task.task_id, score=task.score, passed=task.passed,
-        gated_score=task.gated_score if show_gated else None,
-        cost_usd=task.cost_usd, latency_ms=task.latency_ms, trials=trials,
+        **_present(
+            gated_score=task.gated_score if show_gated else None,
+            cost_usd=task.cost_usd,
+            latency_ms=task.latency_ms,
+            trials=trials,
+        ),
+        task_id=task.task_id,
+        score=task.score,
+        passed=task.passed,
     )
 
 
@@ -110,14 +131,16 @@ def build_summary(grade: SuiteGrade) -> EvalSummary:
     tasks = tuple(_task_summary(t, with_trials, plan.count, plan.k) for t in grade.tasks)
     any_gated = any(t.gated_score is not None for t in tasks)
     return EvalSummary(
+        **_present(
+            gated_aggregate_score=grade.gated_aggregate_score if any_gated else None,
+            total_cost_usd=grade.total_cost_usd,
+        ),
         suite_id=plan.suite.suite_id,
         suite_version=plan.suite.version,
         aggregate_score=grade.aggregate_score,
-        gated_aggregate_score=grade.gated_aggregate_score if any_gated else None,
         passed=grade.passed,
         task_count=len(tasks),
         passed_count=grade.passed_count,
-        total_cost_usd=grade.total_cost_usd,
         tasks=tasks,
     )
 

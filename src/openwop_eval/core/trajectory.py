@@ -80,7 +80,9 @@ def compile_trajectory(spec: Trajectory, loc: Loc = ()) -> tuple[TrajectorySpec,
     for i, step in enumerate(spec.steps):
         matcher = None
         if step.args is not None:
-            matcher, found = compile_args(step.args, exact, (*loc, n.TRAJ_STEPS, i, n.TRAJ_STEP_ARGS))
+            matcher, found = compile_args(
+                step.args, exact, (*loc, n.TRAJ_STEPS, i, n.TRAJ_STEP_ARGS)
+            )
             problems.extend(found)
         steps.append(CompiledStep(ToolPattern.of(step.tool), matcher))
     compiled = TrajectorySpec(
@@ -105,9 +107,9 @@ def check_trajectory(spec: TrajectorySpec, calls: Sequence[ToolCall]) -> Traject
         violations.extend(_in_order(spec.steps, calls))
     violations.extend(_before(spec, calls))
     if spec.max_calls is not None and len(calls) > spec.max_calls:
-        violations.append(Reason(
-            "max-calls", f"made {len(calls)} tool calls; maxCalls is {spec.max_calls}"
-        ))
+        violations.append(
+            Reason("max-calls", f"made {len(calls)} tool calls; maxCalls is {spec.max_calls}")
+        )
     return TrajectoryResult(not violations, tuple(violations))
 
 
@@ -117,10 +119,14 @@ def _forbidden(spec: TrajectorySpec, calls: Sequence[ToolCall]) -> list[Reason]:
         for pattern in spec.forbidden:
             if pattern.matches(call.tool):
                 rule = "" if pattern.text == call.tool else f" (forbidden: {pattern.text})"
-                found.append(Reason(
-                    "forbidden", f"called forbidden tool {call.tool} at call {i + 1}{rule}",
-                    call_index=i, tool=call.tool,
-                ))
+                found.append(
+                    Reason(
+                        "forbidden",
+                        f"called forbidden tool {call.tool} at call {i + 1}{rule}",
+                        call_index=i,
+                        tool=call.tool,
+                    )
+                )
                 break
     return found
 
@@ -135,8 +141,9 @@ def _near_miss(step: CompiledStep, calls: Sequence[ToolCall], start: int) -> tup
     return None
 
 
-def _missing(steps: Sequence[CompiledStep], j: int, calls: Sequence[ToolCall], start: int,
-             context: str = "") -> Reason:
+def _missing(
+    steps: Sequence[CompiledStep], j: int, calls: Sequence[ToolCall], start: int, context: str = ""
+) -> Reason:
     step = steps[j]
     near = _near_miss(step, calls, start)
     if near is not None:
@@ -145,10 +152,17 @@ def _missing(steps: Sequence[CompiledStep], j: int, calls: Sequence[ToolCall], s
             "missing-step",
             f"{step.describe(j)} not matched{context}: call {i + 1} to {calls[i].tool}"
             " has the wrong arguments",
-            call_index=i, step_index=j, tool=calls[i].tool, detail=detail,
+            call_index=i,
+            step_index=j,
+            tool=calls[i].tool,
+            detail=detail,
         )
-    return Reason("missing-step", f"{step.describe(j)} was never called{context}",
-                  step_index=j, tool=step.pattern.text)
+    return Reason(
+        "missing-step",
+        f"{step.describe(j)} was never called{context}",
+        step_index=j,
+        tool=step.pattern.text,
+    )
 
 
 def _in_order(steps: Sequence[CompiledStep], calls: Sequence[ToolCall]) -> list[Reason]:
@@ -161,12 +175,16 @@ def _in_order(steps: Sequence[CompiledStep], calls: Sequence[ToolCall]) -> list[
         if pos == len(calls):
             earlier = next((i for i in range(len(calls)) if step.matches(calls[i])), None)
             if earlier is not None and j > 0:
-                return [Reason(
-                    "order",
-                    f"{step.describe(j)} matched only at call {earlier + 1}, before"
-                    f" {steps[j - 1].describe(j - 1)} (order: in-order)",
-                    call_index=earlier, step_index=j, tool=calls[earlier].tool,
-                )]
+                return [
+                    Reason(
+                        "order",
+                        f"{step.describe(j)} matched only at call {earlier + 1}, before"
+                        f" {steps[j - 1].describe(j - 1)} (order: in-order)",
+                        call_index=earlier,
+                        step_index=j,
+                        tool=calls[earlier].tool,
+                    )
+                ]
             return [_missing(steps, j, calls, 0, "")]
         pos += 1
     return []
@@ -175,11 +193,13 @@ def _in_order(steps: Sequence[CompiledStep], calls: Sequence[ToolCall]) -> list[
 def _exact(steps: Sequence[CompiledStep], calls: Sequence[ToolCall]) -> list[Reason]:
     found = []
     if len(calls) != len(steps):
-        found.append(Reason(
-            "call-count",
-            f"made {len(calls)} tool calls; the trajectory expects exactly {len(steps)}"
-            " (order: exact)",
-        ))
+        found.append(
+            Reason(
+                "call-count",
+                f"made {len(calls)} tool calls; the trajectory expects exactly {len(steps)}"
+                " (order: exact)",
+            )
+        )
     for j, (step, call) in enumerate(zip(steps, calls, strict=False)):
         if step.matches(call):
             continue
@@ -187,10 +207,16 @@ def _exact(steps: Sequence[CompiledStep], calls: Sequence[ToolCall]) -> list[Rea
         if step.pattern.matches(call.tool):
             mismatch = step.mismatch(call)
             detail = mismatch.describe() if mismatch else None
-        found.append(Reason(
-            "order", f"call {j + 1} is {call.tool}; expected {step.describe(j)} (order: exact)",
-            call_index=j, step_index=j, tool=call.tool, detail=detail,
-        ))
+        found.append(
+            Reason(
+                "order",
+                f"call {j + 1} is {call.tool}; expected {step.describe(j)} (order: exact)",
+                call_index=j,
+                step_index=j,
+                tool=call.tool,
+                detail=detail,
+            )
+        )
         break
     return found
 
@@ -215,12 +241,15 @@ def _any_order(steps: Sequence[CompiledStep], calls: Sequence[ToolCall]) -> list
         if augment(j, set()):
             continue
         if candidates[j]:
-            found.append(Reason(
-                "missing-step",
-                f"{steps[j].describe(j)} has no call of its own: every call that matches it"
-                " already serves another step (order: any-order)",
-                step_index=j, tool=steps[j].pattern.text,
-            ))
+            found.append(
+                Reason(
+                    "missing-step",
+                    f"{steps[j].describe(j)} has no call of its own: every call that matches it"
+                    " already serves another step (order: any-order)",
+                    step_index=j,
+                    tool=steps[j].pattern.text,
+                )
+            )
         else:
             found.append(_missing(steps, j, calls, 0, ""))
     return found
@@ -232,9 +261,12 @@ def _before(spec: TrajectorySpec, calls: Sequence[ToolCall]) -> list[Reason]:
         at = next((i for i, call in enumerate(calls) if then.matches(call.tool)), None)
         if at is None or any(first.matches(calls[i].tool) for i in range(at)):
             continue
-        found.append(Reason(
-            "before",
-            f"called {calls[at].tool} at call {at + 1} before any call to {first.text}",
-            call_index=at, tool=calls[at].tool,
-        ))
+        found.append(
+            Reason(
+                "before",
+                f"called {calls[at].tool} at call {at + 1} before any call to {first.text}",
+                call_index=at,
+                tool=calls[at].tool,
+            )
+        )
     return found

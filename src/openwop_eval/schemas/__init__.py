@@ -75,7 +75,9 @@ def render(name: str) -> str:
 @cache
 def load(name: str) -> dict[str, Any]:
     """A shipped schema, as committed in the package."""
-    data: dict[str, Any] = json.loads(resources.files(__package__).joinpath(name).read_text("utf-8"))
+    data: dict[str, Any] = json.loads(
+        resources.files(__package__).joinpath(name).read_text("utf-8")
+    )
     return data
 
 

@@ -1,0 +1,1 @@
+"""The ``openwop-eval`` command line: thin shells over library calls."""
