@@ -16,9 +16,10 @@ from rich.console import Console
 from .. import __version__
 from ..core import Problem, SuiteError
 from ..suitefile import load_suite
+from .codes import EXIT_INVALID
 from .render import print_problems
-
-EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_INCOMPLETE = 0, 1, 2, 3
+from .run_cmd import run
+from .verify_cmd import verify
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -61,3 +62,7 @@ def _dump(source: str, valid: bool, problems: Sequence[Problem]) -> None:
         for p in problems
     ]
     click.echo(json.dumps({"source": source, "valid": valid, "problems": items}, indent=2))
+
+
+main.add_command(run)
+main.add_command(verify)

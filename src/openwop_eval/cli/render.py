@@ -6,8 +6,10 @@ from collections.abc import Sequence
 
 from rich.console import Console
 from rich.markup import escape
+from rich.table import Table
 
-from ..core import Problem
+from ..core import Problem, SuiteGrade
+from ..runner.reports import first_failure
 
 
 def print_problems(console: Console, source: str, problems: Sequence[Problem]) -> None:
@@ -24,3 +26,35 @@ def print_problems(console: Console, source: str, problems: Sequence[Problem]) -
             f"[red]✗[/red] {escape(source)}: {len(errors)} error"
             f"{'s' if len(errors) != 1 else ''}; nothing was run"
         )
+
+
+def print_run_table(console: Console, grade: SuiteGrade, run_id: str) -> None:
+    """Per task: score, gated score, passed, and each failed trial's first failed constraint."""
+    table = Table(
+        title=f"{grade.plan.suite.suite_id}@{grade.plan.suite.version}",
+        title_justify="left",
+        show_lines=False,
+    )
+    table.add_column("task")
+    table.add_column("score", justify="right")
+    table.add_column("gated", justify="right")
+    table.add_column("passed")
+    table.add_column("failed trials: first failed constraint", overflow="fold")
+    for task in grade.tasks:
+        failures = [f"#{t.index + 1} {first_failure(t)}" for t in task.trials if first_failure(t)]
+        table.add_row(
+            task.task_id,
+            f"{task.score:.3g}",
+            f"{task.gated_score:.3g}",
+            "[green]yes[/green]" if task.passed else "[red]no[/red]",
+            escape("\n".join(failures)),
+        )
+    console.print(table)
+    verdict = "[green]PASSED[/green]" if grade.passed else "[red]NOT PASSED[/red]"
+    console.print(
+        f"{verdict}  aggregate {grade.aggregate_score:.3g}, gated {grade.gated_aggregate_score:.3g}"
+        f" (pass score {float(grade.plan.pass_score):g}); {grade.passed_count}/{len(grade.tasks)}"
+        f" tasks passed; run {escape(run_id)}"
+    )
+    for reason in grade.reasons:
+        console.print(f"  [red]•[/red] {escape(str(reason))}")

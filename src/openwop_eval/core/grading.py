@@ -71,6 +71,8 @@ def grade_trial(plan: GradingPlan, task: CompiledTask, record: TrialRecord) -> T
     output_score: float | None = None
     if record.error is not None:
         reasons.append(Reason("agent-error", f"the agent errored: {record.error}"))
+    elif record.output_score is not None:
+        output_score = record.output_score
     elif expected.kind == "golden" and expected.match is not None:
         output_score = golden_score(expected.match, record.output)
     elif expected.rubric is not None and record.verdicts is not None:

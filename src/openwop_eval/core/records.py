@@ -32,6 +32,8 @@ class TrialRecord:
     latency_ms: float | None = None
     verdicts: tuple[float, ...] | None = None
     """Rubric tasks: the judge's per-criterion verdicts in [0, 1], in rubric order."""
+    output_score: float | None = None
+    """A recorded output score (from a run's ``eval.scored``): used as is, never re-graded."""
 
     @property
     def failed_closed(self) -> bool:

@@ -1,0 +1,110 @@
+"""What every agent form shares: the trial it is given, the tools it calls, what it returns.
+
+An agent sees its tools only through the runner's tool boundary, so every call is recorded,
+served from fixtures or live tools, and counted in the trajectory — whatever the agent is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..core import JSON
+
+
+class ToolMissError(LookupError):
+    """Raised to the agent when fixtures are in force and cannot answer a call.
+
+    The trial has already failed closed when this is raised; an agent may catch it and go
+    on, but nothing it does afterwards can make the trial pass.
+    """
+
+
+class ToolCallError(RuntimeError):
+    """Raised to the agent when a live tool failed."""
+
+
+class AgentProtocolError(RuntimeError):
+    """The agent broke its protocol (bad message, bad output, gone without an answer)."""
+
+
+class AgentSpecError(ValueError):
+    """An ``--agent`` specification that cannot be resolved to an agent."""
+
+
+@dataclass(frozen=True, slots=True)
+class AgentReply:
+    """An agent's answer, with the cost and latency it reports (both optional)."""
+
+    output: JSON
+    cost_usd: float | None = None
+    latency_ms: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TrialContext:
+    """What one trial of one task gives the agent."""
+
+    task_id: str
+    trial: int
+    input: JSON
+    memory: tuple[Mapping[str, Any], ...] = ()
+    """The task's ``fixtures.memorySeed``."""
+    tool_names: tuple[str, ...] = field(default=())
+    """The tools the boundary can answer for this trial (fixtures first, then live tools)."""
+
+
+class ToolPort(Protocol):
+    """The runner's side of the boundary that the facades below hand calls to."""
+
+    async def call(self, tool: str, args: Mapping[str, JSON] | None) -> JSON: ...
+
+
+class AsyncTools:
+    """The tools of an ``async`` agent: ``await tools.call("crm:lookup", {"id": 1})``."""
+
+    def __init__(self, port: ToolPort, context: TrialContext) -> None:
+        self._port = port
+        self.context = context
+
+    @property
+    def memory(self) -> tuple[Mapping[str, Any], ...]:
+        return self.context.memory
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.context.tool_names
+
+    async def call(self, tool: str, args: Mapping[str, JSON] | None = None) -> JSON:
+        return await self._port.call(tool, args)
+
+
+class SyncTools:
+    """The tools of a plain (sync) agent, which runs in a worker thread: ``tools.call(...)``."""
+
+    def __init__(self, port: ToolPort, context: TrialContext, loop: asyncio.AbstractEventLoop):
+        self._port = port
+        self._loop = loop
+        self.context = context
+
+    @property
+    def memory(self) -> tuple[Mapping[str, Any], ...]:
+        return self.context.memory
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.context.tool_names
+
+    def call(self, tool: str, args: Mapping[str, JSON] | None = None) -> JSON:
+        future = asyncio.run_coroutine_threadsafe(self._port.call(tool, args), self._loop)
+        return future.result()
+
+
+class Agent(Protocol):
+    """Anything the runner can evaluate."""
+
+    agent_id: str
+
+    async def run(self, context: TrialContext, port: ToolPort) -> AgentReply: ...

@@ -1,0 +1,159 @@
+"""``cmd:COMMAND``: an agent in any language, as a subprocess speaking JSON lines.
+
+One process per trial. Each message is one JSON object on one line.
+
+runner → agent (stdin)
+    {"type": "start", "taskId": "...", "trial": 0, "input": ..., "memory": [...], "tools": [...]}
+    {"type": "tool-result", "id": "c1", "ok": true, "result": ...}
+    {"type": "tool-result", "id": "c1", "ok": false,
+     "error": {"kind": "fixture-miss" | "tool-error", "message": "..."}}
+
+agent → runner (stdout)
+    {"type": "tool-call", "id": "c1", "tool": "crm:lookup", "args": {...}}
+    {"type": "final", "output": ..., "costUsd": 0.01, "latencyMs": 1200}   (cost, latency optional)
+    {"type": "error", "message": "..."}                                   (the trial errors)
+
+Anything else on stdout, or an exit before ``final`` or ``error``, breaks the protocol and the
+trial errors. stderr is kept (the last 4 KiB) for the report.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from typing import Any
+
+from .base import (
+    AgentProtocolError,
+    AgentReply,
+    ToolCallError,
+    ToolMissError,
+    ToolPort,
+    TrialContext,
+)
+
+STDERR_TAIL = 4096
+LINE_LIMIT = 16 * 1024 * 1024
+
+
+class CommandError(RuntimeError):
+    """The agent reported an error (``{"type": "error"}``)."""
+
+
+class CommandAgent:
+    def __init__(self, command: str, agent_id: str = "cmd") -> None:
+        self.command = command
+        self.agent_id = agent_id
+
+    async def run(self, context: TrialContext, port: ToolPort) -> AgentReply:
+        proc = await asyncio.create_subprocess_shell(
+            self.command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            limit=LINE_LIMIT,
+        )
+        stderr = bytearray()
+        drain = asyncio.create_task(_drain(proc.stderr, stderr))
+        try:
+            await _send(
+                proc,
+                {
+                    "type": "start",
+                    "taskId": context.task_id,
+                    "trial": context.trial,
+                    "input": context.input,
+                    "memory": list(context.memory),
+                    "tools": list(context.tool_names),
+                },
+            )
+            return await self._converse(proc, port, stderr)
+        finally:
+            if proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+            await proc.wait()
+            drain.cancel()
+
+    async def _converse(self, proc: Any, port: ToolPort, stderr: bytearray) -> AgentReply:
+        while True:
+            line = await proc.stdout.readline()
+            if not line:
+                code = await proc.wait()
+                tail = stderr.decode("utf-8", "replace").strip()[-500:]
+                raise AgentProtocolError(
+                    f"the agent exited with code {code} before sending a final message"
+                    + (f"; stderr: {tail}" if tail else "")
+                )
+            message = _decode(line)
+            kind = message.get("type")
+            if kind == "final":
+                return AgentReply(
+                    message.get("output"),
+                    _number(message, "costUsd"),
+                    _number(message, "latencyMs"),
+                )
+            if kind == "error":
+                raise CommandError(str(message.get("message", "the agent reported an error")))
+            if kind != "tool-call":
+                raise AgentProtocolError(f"unexpected message type {kind!r} from the agent")
+            await _send(proc, await _answer(port, message))
+
+
+async def _answer(port: ToolPort, message: dict[str, Any]) -> dict[str, Any]:
+    call_id, tool, args = message.get("id"), message.get("tool"), message.get("args", {})
+    if not isinstance(tool, str) or not isinstance(args, dict):
+        raise AgentProtocolError("a tool-call needs a string 'tool' and an object 'args'")
+    try:
+        result = await port.call(tool, args)
+    except ToolMissError as exc:
+        return _failure(call_id, "fixture-miss", str(exc))
+    except ToolCallError as exc:
+        return _failure(call_id, "tool-error", str(exc))
+    return {"type": "tool-result", "id": call_id, "ok": True, "result": result}
+
+
+def _failure(call_id: Any, kind: str, message: str) -> dict[str, Any]:
+    return {
+        "type": "tool-result",
+        "id": call_id,
+        "ok": False,
+        "error": {"kind": kind, "message": message},
+    }
+
+
+def _decode(line: bytes) -> dict[str, Any]:
+    try:
+        message = json.loads(line)
+    except ValueError:
+        text = line.decode("utf-8", "replace").strip()
+        raise AgentProtocolError(
+            f"the agent wrote a line that is not JSON: {text[:200]!r}"
+        ) from None
+    if not isinstance(message, dict):
+        raise AgentProtocolError("each message from the agent must be a JSON object")
+    return message
+
+
+def _number(message: dict[str, Any], key: str) -> float | None:
+    value = message.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise AgentProtocolError(f"{key} must be a number ≥ 0, got {value!r}")
+    return float(value)
+
+
+async def _send(proc: Any, message: dict[str, Any]) -> None:
+    try:
+        proc.stdin.write(json.dumps(message, ensure_ascii=False).encode() + b"\n")
+        await proc.stdin.drain()
+    except (BrokenPipeError, ConnectionResetError):
+        raise AgentProtocolError("the agent closed its input before the trial ended") from None
+
+
+async def _drain(stream: Any, into: bytearray) -> None:
+    while chunk := await stream.read(65536):
+        into.extend(chunk)
+        del into[:-STDERR_TAIL]

@@ -1,0 +1,94 @@
+"""The scripted agent: replays a file of outputs and tool calls (the conformance agent).
+
+    {"agentId": "core.conformance.mock-agent",
+     "tasks": {"<taskId>": [{"output": ..., "toolCalls": [{"tool": "crm:lookup", "args": {}}],
+                              "costUsd": 0.0, "latencyMs": 0, "error": "optional"}]},
+     "default": [...]}
+
+Trial i of a task replays entry i mod len. Its calls go through the same tool boundary as any
+agent's, so fixtures, misses and trajectories apply to it exactly as to a real agent.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, ValidationError
+
+from ..core.problems import Problem
+from ..core.suite import Closed
+from ..documents import parse_document
+from .base import (
+    AgentProtocolError,
+    AgentReply,
+    AgentSpecError,
+    ToolCallError,
+    ToolMissError,
+    ToolPort,
+    TrialContext,
+)
+
+
+class ScriptedCall(Closed):
+    tool: str = Field(min_length=1)
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class ScriptedEntry(Closed):
+    output: Any = None
+    tool_calls: tuple[ScriptedCall, ...] = Field((), alias="toolCalls")
+    cost_usd: float | None = Field(None, alias="costUsd", ge=0)
+    latency_ms: float | None = Field(None, alias="latencyMs", ge=0)
+    error: str | None = None
+
+
+class Script(Closed):
+    agent_id: str = Field(alias="agentId", min_length=1)
+    tasks: dict[str, tuple[ScriptedEntry, ...]] = Field(default_factory=dict)
+    default: tuple[ScriptedEntry, ...] | None = None
+
+
+class ScriptedError(RuntimeError):
+    """The error a script entry asks for: the trial errors."""
+
+
+class ScriptedAgent:
+    def __init__(self, script: Script) -> None:
+        self.script = script
+        self.agent_id = script.agent_id
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> ScriptedAgent:
+        path = Path(path)
+        try:
+            text = path.read_text("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise AgentSpecError(f"cannot read the scripted agent {path}: {exc}") from exc
+        doc, lines, problems = parse_document(text, path.suffix.lower())
+        if not problems:
+            try:
+                return cls(Script.model_validate(doc))
+            except ValidationError as exc:
+                problems = [
+                    Problem(tuple(e["loc"]), e["msg"]).at_line(lines.line_of(tuple(e["loc"])))
+                    for e in exc.errors()
+                ]
+        listed = "\n".join(f"  {p}" for p in problems)
+        raise AgentSpecError(f"{path} is not a valid scripted agent:\n{listed}")
+
+    async def run(self, context: TrialContext, port: ToolPort) -> AgentReply:
+        entries = self.script.tasks.get(context.task_id) or self.script.default
+        if not entries:
+            raise AgentProtocolError(
+                f"the script has no entry for task {context.task_id!r} and no default"
+            )
+        entry = entries[context.trial % len(entries)]
+        for call in entry.tool_calls:
+            try:
+                await port.call(call.tool, call.args)
+            except (ToolMissError, ToolCallError):
+                continue  # a script replays every call, whatever the tools answered
+        if entry.error is not None:
+            raise ScriptedError(entry.error)
+        return AgentReply(entry.output, entry.cost_usd, entry.latency_ms)

@@ -1,0 +1,239 @@
+"""``openwop-eval run``: run a suite against an agent and exit with the gate."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Coroutine
+from contextlib import ExitStack
+from pathlib import Path
+from typing import IO, Any
+
+import click
+from rich.console import Console
+
+from ..agents import AgentSpecError, resolve_agent
+from ..core import SuiteError
+from ..judges import resolve_judge
+from ..runner.api import RunError, resume_async, run_suite_async
+from ..runner.events import read_jsonl
+from ..runner.reports import junit_xml, markdown, report_dict
+from ..runner.run import RunOptions, RunResult, recording_from
+from ..runner.tools import load_live_tools
+from ..store import Store, StoreError
+from ..suitefile import load_suite
+from .codes import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_INVALID, EXIT_OK
+from .progress import RunProgress
+from .render import print_problems, print_run_table
+
+
+@click.command()
+@click.argument("suite", required=False, type=click.Path(dir_okay=False))
+@click.option(
+    "--agent",
+    "agent_spec",
+    metavar="AGENT",
+    help="module:function, file.py:function, scripted:PATH or cmd:COMMAND.",
+)
+@click.option("--out", type=click.Path(dir_okay=False), help="Write the EvalSummary (JSON).")
+@click.option("--events", type=click.Path(dir_okay=False), help="Write the event log (JSON lines).")
+@click.option("--report", type=click.Path(dir_okay=False), help="Write the rich JSON report.")
+@click.option("--junit", type=click.Path(dir_okay=False), help="Write a JUnit XML file.")
+@click.option(
+    "--markdown",
+    "markdown_path",
+    type=click.Path(dir_okay=False),
+    help="Write a Markdown summary (also appended to $GITHUB_STEP_SUMMARY when set).",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=8,
+    show_default=True,
+    help="Trials that may run at once.",
+)
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=click.FloatRange(min=0, min_open=True),
+    default=300,
+    show_default=True,
+    help="Seconds a trial may take before it errors.",
+)
+@click.option(
+    "--judge",
+    "judge_spec",
+    metavar="JUDGE",
+    help="For rubric tasks: scripted:PATH or openai:MODEL.",
+)
+@click.option("--judge-base-url", help="Base URL of an OpenAI-compatible endpoint.")
+@click.option("--judge-api-key", help="API key for the judge endpoint (default: from env).")
+@click.option(
+    "--tools",
+    "tools_spec",
+    metavar="MODULE",
+    help="Live tools: a module or .py file defining TOOLS = {name: callable}.",
+)
+@click.option(
+    "--fixtures-from",
+    "fixtures_from",
+    multiple=True,
+    metavar="[TASK=]EVENTS",
+    help="Replay tool responses recorded in an earlier run's event log; repeatable.",
+)
+@click.option("--live-shadow", is_flag=True, help="Ignore fixtures and use live tools.")
+@click.option("--store", "store_url", metavar="URL", help="Database URL of the run store.")
+@click.option("--resume", "resume_id", metavar="RUN_ID", help="Run only what RUN_ID is missing.")
+@click.option("--agent-id", help="The agentId recorded in the events.")
+@click.option("--quiet", is_flag=True, help="No progress display.")
+def run(
+    suite: str | None,
+    agent_spec: str | None,
+    out: str | None,
+    events: str | None,
+    report: str | None,
+    junit: str | None,
+    markdown_path: str | None,
+    concurrency: int,
+    timeout_s: float,
+    judge_spec: str | None,
+    judge_base_url: str | None,
+    judge_api_key: str | None,
+    tools_spec: str | None,
+    fixtures_from: tuple[str, ...],
+    live_shadow: bool,
+    store_url: str | None,
+    resume_id: str | None,
+    agent_id: str | None,
+    quiet: bool,
+) -> None:
+    """Run SUITE against an agent: every task, every trial; exit 0 if the suite passed,
+    1 if it did not, 2 on invalid input, 3 if the run could not complete."""
+    out_console = Console(highlight=False)
+    if not out_console.is_terminal:
+        out_console = Console(highlight=False, width=160)  # CI logs: do not wrap reasons
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    if (suite is None) == (resume_id is None):
+        _usage(err, "give a SUITE to run, or --resume RUN_ID (not both)")
+    if resume_id is None and agent_spec is None:
+        _usage(err, "--agent is required, e.g. --agent my_agent:answer or scripted:agent.json")
+    options = RunOptions(concurrency=concurrency, timeout_s=timeout_s, live_shadow=live_shadow)
+    try:
+        store = Store(store_url)
+    except StoreError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        sys.exit(EXIT_INCOMPLETE)
+    try:
+        loaded = load_suite(suite) if suite else None
+        agent = (
+            resolve_agent(agent_spec, agent_id=agent_id, threads=concurrency)
+            if agent_spec
+            else None
+        )
+        judge = resolve_judge(judge_spec, base_url=judge_base_url, api_key=judge_api_key)
+        live = load_live_tools(tools_spec) if tools_spec else None
+        tasks = [t.task_id for t in loaded.suite.tasks] if loaded else None
+        recording = _recording(fixtures_from, tasks)
+    except SuiteError as exc:
+        print_problems(err, exc.source or str(suite), exc.problems)
+        sys.exit(EXIT_INVALID)
+    except (AgentSpecError, ValueError, OSError, ImportError) as exc:
+        _usage(err, str(exc))
+
+    with ExitStack() as stack:
+        sink = _open(stack, events, "w") if events else None
+        progress = stack.enter_context(RunProgress(err, enabled=not quiet and err.is_terminal))
+        common: dict[str, Any] = {
+            "store": store,
+            "judge": judge,
+            "live_tools": live,
+            "recording": recording,
+            "observer": progress,
+            "events": sink,
+        }
+        try:
+            if resume_id is not None:
+                coro = resume_async(
+                    resume_id, agent=agent, options=options if agent else None, **common
+                )
+            else:
+                assert loaded is not None
+                assert agent is not None
+                coro = run_suite_async(loaded, agent, options=options, **common)
+            result = asyncio.run(_closing(coro, judge))
+        except RunError as exc:
+            _usage(err, str(exc))
+        except KeyboardInterrupt:
+            err.print(
+                "[yellow]interrupted[/yellow]: every finished trial is kept; continue with"
+                " openwop-eval run --resume RUN_ID (see the run id above)"
+            )
+            sys.exit(EXIT_INCOMPLETE)
+        except StoreError as exc:
+            err.print(f"[red]the run could not complete:[/red] {exc}")
+            sys.exit(EXIT_INCOMPLETE)
+    _outputs(result, out, report, junit, markdown_path)
+    print_run_table(out_console, result.grade, result.run_id)
+    if result.budget_exhausted:
+        err.print("[yellow]maxCostUsd was exceeded: trials after that point did not run[/yellow]")
+    sys.exit(EXIT_OK if result.summary["passed"] else EXIT_FAILED)
+
+
+async def _closing(coro: Coroutine[Any, Any, RunResult], judge: Any) -> RunResult:
+    try:
+        return await coro
+    finally:
+        if judge is not None:
+            await judge.aclose()
+
+
+def _usage(err: Console, message: str) -> None:
+    err.print(f"[red]error:[/red] {message}", markup=True)
+    sys.exit(EXIT_INVALID)
+
+
+def _open(stack: ExitStack, path: str, mode: str) -> IO[str]:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    return stack.enter_context(open(path, mode, encoding="utf-8"))
+
+
+def _recording(specs: tuple[str, ...], tasks: list[str] | None) -> Any:
+    if not specs:
+        return None
+    merged: dict[str, Any] = {}
+    for spec in specs:
+        task, sep, path = spec.rpartition("=")
+        chosen = [task] if sep else tasks
+        merged.update(recording_from(read_jsonl(path if sep else spec), chosen))
+    return merged
+
+
+def _outputs(
+    result: RunResult,
+    out: str | None,
+    report: str | None,
+    junit: str | None,
+    markdown_path: str | None,
+) -> None:
+    if out:
+        _write(out, json.dumps(result.summary, indent=2) + "\n")
+    if report:
+        body = report_dict(result.run_id, "", result.grade, result.summary, result.diagnostics)
+        _write(report, json.dumps(body, indent=2, ensure_ascii=False, default=str) + "\n")
+    if junit:
+        _write(junit, junit_xml(result.grade, result.run_id))
+    text = markdown(result.grade, result.run_id)
+    if markdown_path:
+        _write(markdown_path, text)
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if step_summary:
+        with open(step_summary, "a", encoding="utf-8") as handle:
+            handle.write(text)
+
+
+def _write(path: str, text: str) -> None:
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")

@@ -1,0 +1,60 @@
+"""``openwop-eval verify``: recompute a run's summary from its event log and compare."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from ..audit import verify_log
+from ..core import GradingError, SuiteError
+from ..runner.events import read_jsonl
+from ..suitefile import load_suite
+from .codes import EXIT_FAILED, EXIT_INVALID, EXIT_OK
+from .render import print_problems
+
+
+@click.command()
+@click.argument("suite", type=click.Path(dir_okay=False))
+@click.argument("events", type=click.Path(dir_okay=False))
+@click.option(
+    "--summary",
+    "summary_path",
+    type=click.Path(dir_okay=False),
+    help="A summary to check against the recomputation.",
+)
+def verify(suite: str, events: str, summary_path: str | None) -> None:
+    """Recompute the EvalSummary of SUITE from the EVENTS log (JSON lines) and print it.
+
+    With --summary, exit 1 and name every field where the given summary disagrees; exit 0 when
+    it agrees. Contradictions inside the log itself are reported as well.
+    """
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    try:
+        loaded = load_suite(suite)
+        docs = read_jsonl(events)
+        given = json.loads(Path(summary_path).read_text("utf-8")) if summary_path else None
+        result = verify_log(loaded.suite, docs, given)
+    except SuiteError as exc:
+        print_problems(err, suite, exc.problems)
+        sys.exit(EXIT_INVALID)
+    except (OSError, ValueError, GradingError) as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        sys.exit(EXIT_INVALID)
+    click.echo(json.dumps(result.summary, indent=2))
+    for problem in result.log_problems:
+        err.print(f"[yellow]log:[/yellow] {problem}")
+    if given is None:
+        sys.exit(EXIT_OK)
+    if result.agrees:
+        err.print(f"[green]✓[/green] {summary_path} agrees with the event log")
+        sys.exit(EXIT_OK)
+    for mismatch in result.mismatches:
+        err.print(f"[red]✗[/red] {mismatch}")
+    err.print(
+        f"[red]{len(result.mismatches)} field(s) of {summary_path} disagree with the log[/red]"
+    )
+    sys.exit(EXIT_FAILED)

@@ -1,0 +1,297 @@
+"""An LLM judge over any OpenAI-compatible ``/chat/completions`` endpoint.
+
+The model is asked for one JSON verdict per numbered criterion and its reply is parsed
+strictly. A malformed reply is retried with a message saying exactly what was wrong; a
+throttled or failing endpoint (408, 429, 5xx, transport errors) is retried with exponential
+backoff. Every exchange is kept in a :class:`JudgeRecord`, so a report can show what the
+model saw and said, and a re-grade reads the recorded verdicts instead of asking again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+
+import httpx
+
+from ..core.canonical import JSON
+from ..core.rubric import CriterionVerdict, JudgeRequest
+from .errors import JudgeAttemptsError, JudgeHTTPError, JudgeSpecError
+from .prompt import build_messages, corrective_message, parse_verdicts
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+Message: TypeAlias = dict[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeAttempt:
+    """One request to the endpoint and what came back."""
+
+    messages: tuple[Message, ...]
+    reply: str | None = None
+    """The model's reply text, or an excerpt of the response body when it had none."""
+    error: str | None = None
+    status: int | None = None
+    model: str | None = None
+    """The model the endpoint says answered (it may differ from the one asked for)."""
+    usage: JSON = None
+
+    def as_dict(self) -> dict[str, JSON]:
+        return {
+            "messages": [dict(m) for m in self.messages],
+            "reply": self.reply,
+            "error": self.error,
+            "status": self.status,
+            "model": self.model,
+            "usage": self.usage,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeRecord:
+    """Everything exchanged to judge one trial; ``verdicts`` is None when judging failed."""
+
+    model: str
+    task_id: str
+    trial_index: int
+    attempts: tuple[JudgeAttempt, ...]
+    verdicts: tuple[CriterionVerdict, ...] | None = None
+
+    def as_dict(self) -> dict[str, JSON]:
+        verdicts = None
+        if self.verdicts is not None:
+            verdicts = [{"met": v.met, "rationale": v.rationale} for v in self.verdicts]
+        return {
+            "judge": "openai",
+            "model": self.model,
+            "taskId": self.task_id,
+            "trialIndex": self.trial_index,
+            "attempts": [a.as_dict() for a in self.attempts],
+            "verdicts": verdicts,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class _Outcome:
+    """One attempt and what to do next."""
+
+    attempt: JudgeAttempt
+    kind: Literal["ok", "malformed", "transient", "refused"]
+    verdicts: tuple[CriterionVerdict, ...] = ()
+    reasons: tuple[str, ...] = ()
+    wait: float = 0.0
+    """Seconds the server asked us to wait (Retry-After) before trying again."""
+
+
+def _env(environ: Mapping[str, str], *names: str) -> str | None:
+    for name in names:
+        value = environ.get(name, "").strip()
+        if value:
+            return value
+    return None
+
+
+class OpenAIJudge:
+    """Judges rubric trials with a chat model; see ``docs/judges.md``."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str = DEFAULT_BASE_URL,
+        api_key: str | None = None,
+        timeout: float = 60.0,
+        max_attempts: int = 3,
+        backoff_base: float = 1.0,
+        max_backoff: float = 30.0,
+        json_mode: bool = True,
+        client: httpx.AsyncClient | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        if not model.strip():
+            raise JudgeSpecError("the judge needs a model name")
+        if max_attempts < 1 or timeout <= 0 or backoff_base < 0 or max_backoff < 0:
+            raise JudgeSpecError(
+                "max_attempts must be ≥ 1, timeout > 0, backoff_base and max_backoff ≥ 0"
+            )
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+        self.max_attempts = max_attempts
+        self.backoff_base = backoff_base
+        self.max_backoff = max_backoff
+        self.json_mode = json_mode
+        self._api_key = api_key or None
+        self._client = client
+        self._owns_client = client is None
+        self._sleep = sleep
+
+    @classmethod
+    def from_env(
+        cls,
+        model: str | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        *,
+        environ: Mapping[str, str] | None = None,
+        timeout: float = 60.0,
+        max_attempts: int = 3,
+        json_mode: bool = True,
+    ) -> OpenAIJudge:
+        """Arguments first, then ``OPENWOP_EVAL_JUDGE_*``, then the ``OPENAI_*`` variables."""
+        env = os.environ if environ is None else environ
+        model = model or _env(env, "OPENWOP_EVAL_JUDGE_MODEL")
+        if not model:
+            raise JudgeSpecError(
+                "no judge model: give one (openai:MODEL) or set OPENWOP_EVAL_JUDGE_MODEL"
+            )
+        return cls(
+            model,
+            base_url=base_url
+            or _env(env, "OPENWOP_EVAL_JUDGE_BASE_URL", "OPENAI_BASE_URL")
+            or DEFAULT_BASE_URL,
+            api_key=api_key or _env(env, "OPENWOP_EVAL_JUDGE_API_KEY", "OPENAI_API_KEY"),
+            timeout=timeout,
+            max_attempts=max_attempts,
+            json_mode=json_mode,
+        )
+
+    def __repr__(self) -> str:  # never shows the key
+        return f"OpenAIJudge(model={self.model!r}, base_url={self.base_url!r})"
+
+    async def judge(self, request: JudgeRequest) -> list[CriterionVerdict]:
+        verdicts, _ = await self.judge_with_record(request)
+        return verdicts
+
+    async def judge_with_record(
+        self, request: JudgeRequest
+    ) -> tuple[list[CriterionVerdict], JudgeRecord]:
+        """The verdicts and the record of every attempt it took to get them."""
+        count = len(request.criteria)
+        messages = build_messages(request)
+        attempts: list[JudgeAttempt] = []
+        failures: list[str] = []
+        throttled = 0
+
+        def record(verdicts: list[CriterionVerdict] | None = None) -> JudgeRecord:
+            final = tuple(verdicts) if verdicts is not None else None
+            return JudgeRecord(
+                self.model, request.task_id, request.trial_index, tuple(attempts), final
+            )
+
+        for number in range(1, self.max_attempts + 1):
+            outcome = await self._attempt(tuple(messages), count)
+            attempt = outcome.attempt
+            attempts.append(attempt)
+            if outcome.kind == "ok":
+                return list(outcome.verdicts), record(list(outcome.verdicts))
+            if outcome.kind == "refused":  # retrying would not help: stop, keeping the exchange
+                status = attempt.status or 0
+                raise JudgeHTTPError(
+                    f"POST {self.base_url}/chat/completions answered HTTP {status}: "
+                    f"{attempt.reply or '(empty body)'}",
+                    status,
+                    record(),
+                )
+            failures.append(f"attempt {number}: {attempt.error}")
+            if number == self.max_attempts:
+                break
+            if outcome.kind == "malformed":
+                messages += [
+                    {"role": "assistant", "content": attempt.reply or ""},
+                    corrective_message(outcome.reasons, count),
+                ]
+            else:
+                throttled += 1
+                delay = self.backoff_base * 2 ** (throttled - 1)
+                await self._sleep(min(self.max_backoff, max(delay, outcome.wait)))
+        listed = "\n".join(f"  {f}" for f in failures)
+        raise JudgeAttemptsError(
+            f"the judge gave no usable verdicts for task {request.task_id!r} trial "
+            f"{request.trial_index} after {len(attempts)} attempt(s):\n{listed}",
+            record(),
+        )
+
+    async def _attempt(self, messages: tuple[Message, ...], count: int) -> _Outcome:
+        payload: dict[str, Any] = {
+            "model": self.model,
+            "messages": list(messages),
+            "temperature": 0,
+        }
+        if self.json_mode:
+            payload["response_format"] = {"type": "json_object"}
+        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+        try:
+            response = await self._http().post(
+                f"{self.base_url}/chat/completions",
+                json=payload,
+                headers=headers,
+                timeout=self.timeout,
+            )
+        except httpx.HTTPError as exc:
+            error = self._redact(f"transport error: {type(exc).__name__}: {exc}")
+            return _Outcome(JudgeAttempt(messages, error=error), "transient")
+        status = response.status_code
+        excerpt = self._excerpt(response.text)
+        if status in (408, 429) or status >= 500:
+            attempt = JudgeAttempt(messages, excerpt, f"HTTP {status}: {excerpt}", status)
+            return _Outcome(attempt, "transient", wait=_retry_after(response))
+        if not 200 <= status < 300:
+            return _Outcome(JudgeAttempt(messages, excerpt, f"HTTP {status}", status), "refused")
+        try:
+            body = response.json()
+            content = body["choices"][0]["message"]["content"]
+        except (ValueError, LookupError, TypeError):
+            error = f"the response is not a chat completion: {excerpt}"
+            return _Outcome(JudgeAttempt(messages, excerpt, error, status), "transient")
+        model = body.get("model") if isinstance(body.get("model"), str) else None
+        usage = body.get("usage") if isinstance(body.get("usage"), dict) else None
+        if not isinstance(content, str):  # e.g. a refusal, or only tool calls
+            error = "the reply had no text content"
+            attempt = JudgeAttempt(messages, None, error, status, model, usage)
+            return _Outcome(attempt, "malformed", reasons=(error,))
+        verdicts, reasons = parse_verdicts(content, count)
+        reply = self._redact(content)
+        if not reasons:
+            attempt = JudgeAttempt(messages, reply, None, status, model, usage)
+            return _Outcome(attempt, "ok", tuple(verdicts))
+        attempt = JudgeAttempt(
+            messages, reply, self._redact("; ".join(reasons)), status, model, usage
+        )
+        return _Outcome(attempt, "malformed", reasons=tuple(reasons))
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout))
+            self._owns_client = True
+        return self._client
+
+    def _redact(self, text: str) -> str:
+        return text.replace(self._api_key, "[redacted]") if self._api_key else text
+
+    def _excerpt(self, text: str, limit: int = 300) -> str:
+        text = " ".join(text.split())
+        return self._redact(text if len(text) <= limit else text[:limit] + "…")
+
+    async def aclose(self) -> None:
+        """Close the HTTP client if this judge created it (an injected one is left open)."""
+        if self._client is not None and self._owns_client:
+            await self._client.aclose()
+            self._client = None
+
+    async def __aenter__(self) -> OpenAIJudge:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+def _retry_after(response: httpx.Response) -> float:
+    """The server's requested wait in seconds, when it gave one as a number."""
+    try:
+        return max(0.0, float(response.headers.get("retry-after", "0")))
+    except ValueError:
+        return 0.0

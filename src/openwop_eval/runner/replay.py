@@ -1,0 +1,142 @@
+"""Reading a run back from its event log: trial records, and recorded tool responses.
+
+This is how a run is resumed and how ``verify`` recomputes a verdict: each trial's score is
+the recorded fact in its ``eval.scored``; its trajectory is its ``agent.tool-called`` events;
+misses and errors come from ``agent.tool-returned`` and ``agent.invocation-completed``.
+Events are attributed to a trial by the ``x-openwop-eval`` member; a log without it (another
+host's) is read by invocation bracket, which holds when its trials did not interleave.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core import JSON, ToolCall, TrialRecord
+from .events import (
+    EVAL_SCORED,
+    EXT,
+    INVOCATION_COMPLETED,
+    INVOCATION_STARTED,
+    TOOL_CALLED,
+    TOOL_RETURNED,
+    v2_type,
+)
+
+
+@dataclass
+class _Invocation:
+    task_id: str | None = None
+    trial: int | None = None
+    calls: dict[str, list[Any]] = field(
+        default_factory=dict
+    )  # callId -> [tool, args, missed, result, ok]
+    error: str | None = None
+    scored: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Replay:
+    records: list[TrialRecord]
+    recorded_passed: dict[tuple[str, int], bool]
+    """Each trial's verdict as its ``eval.scored`` states it, to check against a recompute."""
+    responses: dict[tuple[str, int], list[tuple[str, JSON, JSON]]]
+    """Per (task, trial): the calls a fixture served or a live tool answered, with results."""
+    problems: list[str]
+
+
+def replay(docs: Iterable[dict[str, Any]]) -> Replay:
+    invocations: dict[str, _Invocation] = {}
+    order: list[str] = []
+    open_invocation: str | None = None
+    problems: list[str] = []
+    seen_trials: defaultdict[str, int] = defaultdict(int)
+    for doc in sorted(docs, key=lambda d: d.get("sequence", 0)):
+        kind = v2_type(str(doc.get("type", "")))
+        payload = _object(doc.get("payload"))
+        ext = _object(payload.get(EXT))
+        key = ext.get("invocationId") or payload.get("invocationId") or open_invocation
+        if kind == INVOCATION_STARTED:
+            key = str(payload.get("invocationId") or key)
+            open_invocation = key
+        if (
+            kind
+            not in (
+                INVOCATION_STARTED,
+                TOOL_CALLED,
+                TOOL_RETURNED,
+                INVOCATION_COMPLETED,
+                EVAL_SCORED,
+            )
+            or key is None
+        ):
+            continue
+        if key not in invocations:
+            invocations[key] = _Invocation()
+            order.append(key)
+        inv = invocations[key]
+        if "taskId" in ext:
+            inv.task_id, inv.trial = str(ext["taskId"]), int(ext.get("trial", 0))
+        _apply(kind, payload, ext, inv)
+        if kind == EVAL_SCORED:
+            if inv.task_id is None:
+                inv.task_id = str(payload.get("taskId"))
+            if inv.trial is None:
+                inv.trial = seen_trials[inv.task_id]
+            seen_trials[inv.task_id] += 1
+            open_invocation = None
+
+    records, passed, responses = [], {}, {}
+    for key in order:
+        inv = invocations[key]
+        if inv.scored is None or inv.task_id is None or inv.trial is None:
+            continue  # a trial that never finished counts as not run
+        index = (inv.task_id, inv.trial)
+        if index in passed:
+            problems.append(f"task {inv.task_id!r} trial {inv.trial} is scored more than once")
+            continue
+        records.append(_record(inv))
+        passed[index] = inv.scored.get("passed") is True
+        responses[index] = [(c[0], c[1], c[3]) for c in inv.calls.values() if c[4]]
+    return Replay(records, passed, responses, problems)
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _apply(kind: str, payload: dict[str, Any], ext: dict[str, Any], inv: _Invocation) -> None:
+    call_id = str(payload.get("callId", len(inv.calls)))
+    if kind == TOOL_CALLED:
+        inputs = payload.get("inputs")
+        inv.calls[call_id] = [
+            str(payload.get("toolName")),
+            inputs if inputs is not None else {},
+            False,
+            None,
+            False,
+        ]
+    elif kind == TOOL_RETURNED and call_id in inv.calls:
+        call = inv.calls[call_id]
+        call[2] = ext.get("miss") is True
+        call[3], call[4] = payload.get("outcome"), payload.get("status", "ok") == "ok"
+    elif kind == INVOCATION_COMPLETED and payload.get("outcome") == "failed":
+        inv.error = str(ext.get("error", "failed"))
+    elif kind == EVAL_SCORED:
+        inv.scored = payload
+
+
+def _record(inv: _Invocation) -> TrialRecord:
+    scored = inv.scored or {}
+    score = scored.get("score")
+    return TrialRecord(
+        task_id=str(inv.task_id),
+        index=int(inv.trial or 0),
+        tool_calls=tuple(ToolCall(c[0], c[1], c[2]) for c in inv.calls.values()),
+        error=inv.error,
+        cost_usd=scored.get("costUsd"),
+        latency_ms=scored.get("latencyMs"),
+        output_score=float(score) if isinstance(score, int | float) else 0.0,
+    )

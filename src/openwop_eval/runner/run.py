@@ -1,0 +1,263 @@
+"""Running a suite: schedule every missing trial, commit each as it ends, then decide.
+
+Theory of operation. A run is created in the store with its suite and agent, then
+``run.started`` and ``eval.started`` are committed. Trials run concurrently (a semaphore of
+``concurrency``), each under its own timeout; a finished trial's events and diagnostics are
+committed in one transaction, so a run killed at any moment keeps exactly its finished
+trials. ``resume`` reruns only the trials without an ``eval.scored``. The verdict is always
+computed from the event log itself (the same reading ``verify`` does), so a resumed run and
+an uninterrupted one, and any auditor, reach the same summary. When the suite's
+``maxCostUsd`` is exceeded no further trial starts; trials that never ran count as failed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, replace
+from fractions import Fraction
+from typing import IO, Any, Protocol
+
+from ..agents.base import Agent
+from ..core import GradingPlan, SuiteGrade, TrialRecord, grade_suite, plan_suite, summary_dict
+from ..core.rubric import Judge
+from ..core.stats import decimal_sum
+from ..store import RunRecord, Store
+from ..suitefile import LoadedSuite
+from .events import (
+    EVAL_COMPLETED,
+    EVAL_STARTED,
+    RUN_COMPLETED,
+    RUN_STARTED,
+    EventWriter,
+    new_id,
+    pending,
+)
+from .replay import replay
+from .tools import FixtureBook, LiveTool
+from .trial import TrialOutcome, TrialSetup, run_trial
+
+Recording = Mapping[str, Mapping[int, list[tuple[str, Any, Any]]]]
+"""Per task, per recorded trial: (tool, args, result) of each answered call."""
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    concurrency: int = 8
+    timeout_s: float | None = 300.0
+    tenant: str = "local"
+    live_shadow: bool = False
+    """Ignore fixtures and call live tools (only for suites that declare ``live-shadow``)."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class Observer(Protocol):
+    def started(self, run_id: str, total: int, done: int) -> None: ...
+
+    def finished(self, outcome: TrialOutcome) -> None: ...
+
+
+@dataclass
+class RunResult:
+    run_id: str
+    grade: SuiteGrade
+    summary: dict[str, Any]
+    diagnostics: dict[tuple[str, int], dict[str, Any]]
+    budget_exhausted: bool = False
+    resumed_trials: int = 0
+
+
+@dataclass
+class Execution:
+    """Everything one execution of a run needs; shared by new runs and resumed ones."""
+
+    store: Store
+    loaded: LoadedSuite
+    agent: Agent
+    options: RunOptions = field(default_factory=RunOptions)
+    judge: Judge | None = None
+    live: Mapping[str, LiveTool] | None = None
+    recording: Recording | None = None
+    observer: Observer | None = None
+    jsonl: IO[str] | None = None
+
+    @property
+    def plan(self) -> GradingPlan:
+        return plan_suite(self.loaded.suite)
+
+
+async def start_run(execution: Execution, suite_doc: dict[str, Any], agent_spec: str) -> RunResult:
+    suite = execution.loaded.suite
+    run = execution.store.create_run(
+        RunRecord(
+            run_id=f"{execution.options.tenant}/{new_id()}",
+            tenant=execution.options.tenant,
+            status="running",
+            suite_id=suite.suite_id,
+            suite_version=suite.version,
+            agent_spec=agent_spec,
+            agent_id=execution.agent.agent_id,
+            suite_doc=suite_doc,
+            options=execution.options.as_dict(),
+        )
+    )
+    writer = _writer(execution, run.run_id, -1)
+    writer.write(
+        [
+            pending(RUN_STARTED, {"workflowId": suite.suite_id, "inputs": {}}),
+            pending(
+                EVAL_STARTED,
+                {
+                    "suiteId": suite.suite_id,
+                    "suiteVersion": suite.version,
+                    "taskCount": len(suite.tasks),
+                    "modes": list(suite.modes),
+                },
+            ),
+        ]
+    )
+    return await _execute(execution, run.run_id, writer)
+
+
+async def resume_run(execution: Execution, run: RunRecord) -> RunResult:
+    store = execution.store
+    if execution.jsonl is not None:  # the file gets the whole log, not just the new part
+        for doc in store.events(run.run_id):
+            execution.jsonl.write(_line(doc))
+    writer = _writer(execution, run.run_id, store.last_sequence(run.run_id))
+    store.set_status(run.run_id, "running")
+    return await _execute(execution, run.run_id, writer)
+
+
+def _writer(execution: Execution, run_id: str, last: int) -> EventWriter:
+    def commit(docs: list[dict[str, Any]], trial: Any) -> None:
+        execution.store.append(run_id, docs, trial)
+
+    return EventWriter(run_id, commit, last, execution.jsonl)
+
+
+async def _execute(execution: Execution, run_id: str, writer: EventWriter) -> RunResult:
+    plan = execution.plan
+    prior = replay(execution.store.events(run_id))
+    done = {(r.task_id, r.index) for r in prior.records}
+    spent = [r.cost_usd for r in prior.records if r.cost_usd is not None]
+    budget = _budget(plan)
+    exhausted = budget is not None and decimal_sum(spent) > budget
+    todo = [
+        (task, i) for i in range(plan.count) for task in plan.tasks if (task.task_id, i) not in done
+    ]
+    if execution.observer is not None:
+        execution.observer.started(run_id, plan.count * len(plan.tasks), len(done))
+
+    gate = asyncio.Semaphore(max(1, execution.options.concurrency))
+
+    async def one(task: Any, index: int) -> None:
+        nonlocal exhausted
+        async with gate:
+            if exhausted:
+                return
+            outcome = await run_trial(
+                TrialSetup(
+                    plan,
+                    task,
+                    index,
+                    execution.agent,
+                    execution.judge,
+                    _book(execution, task, index),
+                    execution.live,
+                    execution.options.timeout_s,
+                )
+            )
+            writer.write(
+                outcome.events, (task.task_id, index, outcome.invocation_id, outcome.diagnostics)
+            )
+            if outcome.record.cost_usd is not None:
+                spent.append(outcome.record.cost_usd)
+                exhausted = exhausted or (budget is not None and decimal_sum(spent) > budget)
+            if execution.observer is not None:
+                execution.observer.finished(outcome)
+
+    await asyncio.gather(*(one(task, i) for task, i in todo))
+    return _finish(execution, run_id, writer, plan, exhausted, len(done))
+
+
+def _finish(
+    execution: Execution,
+    run_id: str,
+    writer: EventWriter,
+    plan: GradingPlan,
+    exhausted: bool,
+    resumed: int,
+) -> RunResult:
+    log = replay(execution.store.events(run_id))
+    diagnostics = execution.store.trial_results(run_id)
+    summary = summary_dict(grade_suite(plan, log.records))
+    # The same records with the local diagnostics (outputs, error messages) put back, for the
+    # reasons people read; the numbers and verdicts cannot change, the scores being recorded.
+    grade = grade_suite(
+        plan, [_enrich(r, diagnostics.get((r.task_id, r.index))) for r in log.records]
+    )
+    writer.write(
+        [
+            pending(
+                EVAL_COMPLETED,
+                {
+                    "aggregateScore": summary["aggregateScore"],
+                    "passed": summary["passed"],
+                    "taskCount": summary["taskCount"],
+                    "passedCount": summary["passedCount"],
+                },
+            ),
+            pending(RUN_COMPLETED, {"outputs": {"evalSummary": summary}}),
+        ]
+    )
+    execution.store.set_status(run_id, "completed", summary=summary)
+    return RunResult(run_id, grade, summary, diagnostics, exhausted, resumed)
+
+
+def _enrich(record: TrialRecord, extra: dict[str, Any] | None) -> TrialRecord:
+    if not extra:
+        return record
+    error = extra.get("error") if record.error is not None else None
+    return replace(record, output=extra.get("output"), error=error or record.error)
+
+
+def _budget(plan: GradingPlan) -> Fraction | None:
+    thresholds = plan.suite.thresholds
+    if thresholds is None or thresholds.max_cost_usd is None:
+        return None
+    return decimal_sum([thresholds.max_cost_usd])
+
+
+def _book(execution: Execution, task: Any, index: int) -> FixtureBook | None:
+    if execution.options.live_shadow:
+        return None
+    if execution.recording is not None and task.task_id in execution.recording:
+        trials = execution.recording[task.task_id]
+        if not trials:
+            return FixtureBook()  # recorded nothing: every call misses
+        keys = sorted(trials)
+        return FixtureBook.from_recording(trials[keys[index % len(keys)]])
+    fixtures = task.task.fixtures
+    if fixtures is None or fixtures.tool_responses is None:
+        return None
+    return FixtureBook.from_responses([(r.tool, r.response) for r in fixtures.tool_responses])
+
+
+def _line(doc: dict[str, Any]) -> str:
+    import json
+
+    return json.dumps(doc, ensure_ascii=False) + "\n"
+
+
+def recording_from(docs: list[dict[str, Any]], tasks: list[str] | None = None) -> Recording:
+    """The answered calls of a recorded run, per task and trial (``--fixtures-from``)."""
+    found: dict[str, dict[int, list[tuple[str, Any, Any]]]] = {}
+    for (task_id, trial), calls in replay(docs).responses.items():
+        if tasks is None or task_id in tasks:
+            found.setdefault(task_id, {})[trial] = calls
+    for task_id in tasks or ():
+        found.setdefault(task_id, {})
+    return found

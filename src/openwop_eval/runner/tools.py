@@ -1,0 +1,186 @@
+"""The tool boundary: every call an agent makes passes here, is recorded, and is answered
+from the task's fixtures, a recording, or a live tool — or is a miss that fails the trial.
+
+When fixtures are in force (``toolResponses``, or a recorded run) a call they cannot answer
+is a miss: it is never passed on to a live tool, so a replay can never quietly go live.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import importlib
+import inspect
+import time
+from collections import defaultdict, deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..agents.base import AgentProtocolError, ToolCallError, ToolMissError
+from ..agents.python import load_module_file
+from ..core import JSON, ToolCall, canonical_json
+from .events import EXT, TOOL_CALLED, TOOL_RETURNED, Pending, pending, trial_ext
+
+LiveTool = Callable[[dict[str, Any]], Any]
+
+
+@dataclass
+class FixtureBook:
+    """The fixture answers of one trial, consumed as the trial calls (fresh per trial)."""
+
+    by_tool: dict[str, deque[JSON]] = field(default_factory=dict)
+    by_call: dict[tuple[str, str], deque[JSON]] = field(default_factory=dict)
+
+    @classmethod
+    def from_responses(cls, responses: Sequence[tuple[str, JSON]]) -> FixtureBook:
+        by_tool: dict[str, deque[JSON]] = defaultdict(deque)
+        for tool, response in responses:
+            by_tool[tool].append(response)
+        return cls(by_tool=dict(by_tool))
+
+    @classmethod
+    def from_recording(cls, calls: Sequence[tuple[str, JSON, JSON]]) -> FixtureBook:
+        by_call: dict[tuple[str, str], deque[JSON]] = defaultdict(deque)
+        for tool, args, result in calls:
+            by_call[(tool, canonical_json(args))].append(result)
+        return cls(by_call=dict(by_call))
+
+    @property
+    def tool_names(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys([*self.by_tool, *(tool for tool, _ in self.by_call)]))
+
+    def take(self, tool: str, args: JSON) -> tuple[bool, JSON]:
+        queue = self.by_tool.get(tool) or self.by_call.get((tool, canonical_json(args)))
+        if not queue:
+            return False, None
+        return True, copy.deepcopy(queue.popleft())
+
+
+def load_live_tools(spec: str) -> dict[str, LiveTool]:
+    """``package.module`` or ``path/to/tools.py`` exposing ``TOOLS = {"scope:tool": fn}``."""
+    module = load_module_file(Path(spec)) if spec.endswith(".py") else importlib.import_module(spec)
+    tools = getattr(module, "TOOLS", None)
+    if not isinstance(tools, Mapping) or not all(
+        isinstance(k, str) and callable(v) for k, v in tools.items()
+    ):
+        raise ValueError(f"{spec} must define TOOLS = {{'scope:tool': callable, ...}}")
+    return dict(tools)
+
+
+@dataclass
+class RecordedCall:
+    """What the boundary saw of one call, for the trial record and the report."""
+
+    tool: str
+    args: JSON
+    missed: bool = False
+    status: str = "ok"
+    result: JSON = None
+    error: str | None = None
+
+
+class ToolBoundary:
+    """One trial's tool port. Closed when the trial ends: late calls are refused."""
+
+    def __init__(
+        self,
+        *,
+        agent_id: str,
+        task_id: str,
+        trial: int,
+        invocation_id: str,
+        fixtures: FixtureBook | None,
+        live: Mapping[str, LiveTool] | None,
+    ) -> None:
+        self.agent_id = agent_id
+        self.ext = trial_ext(task_id, trial, invocation_id)
+        self.invocation_id = invocation_id
+        self.fixtures = fixtures
+        self.live = live or {}
+        self.calls: list[RecordedCall] = []
+        self.events: list[Pending] = []
+        self.closed = False
+
+    @property
+    def tool_names(self) -> tuple[str, ...]:
+        names = self.fixtures.tool_names if self.fixtures is not None else tuple(self.live)
+        return tuple(sorted(names))
+
+    def trajectory(self) -> tuple[ToolCall, ...]:
+        return tuple(ToolCall(c.tool, c.args, c.missed) for c in self.calls)
+
+    async def call(self, tool: str, args: Mapping[str, JSON] | None) -> JSON:
+        if self.closed:
+            raise AgentProtocolError("a tool was called after the trial had ended")
+        if not isinstance(tool, str) or not tool:
+            raise AgentProtocolError(f"a tool name must be a non-empty string, got {tool!r}")
+        arguments = dict(args or {})
+        try:
+            text = canonical_json(arguments)
+        except Exception as exc:  # the encoder rejects any non-JSON value
+            raise AgentProtocolError(f"arguments of {tool} are not JSON: {exc}") from exc
+        record = RecordedCall(tool, arguments)
+        self.calls.append(record)
+        call_id = f"{self.invocation_id}.c{len(self.calls)}"
+        self.events.append(
+            pending(
+                TOOL_CALLED,
+                {
+                    "agentId": self.agent_id,
+                    "toolName": tool,
+                    "callId": call_id,
+                    "inputs": arguments,
+                    "argsHash": hashlib.sha256(text.encode()).hexdigest(),
+                    **self.ext,
+                },
+            )
+        )
+        started = time.monotonic()
+        try:
+            result = await self._answer(tool, arguments, record)
+        finally:
+            self._returned(record, call_id, started)
+        return result
+
+    async def _answer(self, tool: str, args: dict[str, Any], record: RecordedCall) -> JSON:
+        if self.fixtures is not None:
+            found, response = self.fixtures.take(tool, args)
+            if found:
+                record.result = response
+                return response
+            return self._miss(tool, record, "the fixtures have no (further) response")
+        fn = self.live.get(tool)
+        if fn is None:
+            return self._miss(tool, record, "no fixture or live tool can answer it")
+        try:
+            result = fn(args)
+            if inspect.isawaitable(result):
+                result = await result
+            canonical_json(result)
+        except Exception as exc:
+            record.status, record.error = "error", f"{type(exc).__name__}: {exc}"
+            raise ToolCallError(f"{tool} failed: {record.error}") from exc
+        record.result = result
+        return copy.deepcopy(result)
+
+    def _miss(self, tool: str, record: RecordedCall, why: str) -> JSON:
+        record.missed, record.status, record.error = True, "error", f"fixture miss: {why}"
+        raise ToolMissError(f"call to {tool} missed: {why} (onMiss: fail)")
+
+    def _returned(self, record: RecordedCall, call_id: str, started: float) -> None:
+        payload: dict[str, Any] = {
+            "agentId": self.agent_id,
+            "toolName": record.tool,
+            "callId": call_id,
+            "status": record.status,
+            "durationMs": int((time.monotonic() - started) * 1000),
+        }
+        if record.status == "ok":
+            payload["outcome"] = record.result
+        else:
+            code = "fixture_miss" if record.missed else "tool_error"
+            payload["error"] = {"code": code, "message": record.error or code}
+        payload[EXT] = {**self.ext[EXT], **({"miss": True} if record.missed else {})}
+        self.events.append(pending(TOOL_RETURNED, payload))

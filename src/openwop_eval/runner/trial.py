@@ -1,0 +1,201 @@
+"""One trial: the agent runs behind the tool boundary, is judged if the task is a rubric, is
+graded by the core, and leaves its events and diagnostics for the writer."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..agents.base import Agent, AgentProtocolError, AgentReply, TrialContext
+from ..core import (
+    CompiledTask,
+    GradingPlan,
+    JudgeProtocolError,
+    JudgeRequest,
+    TrialGrade,
+    TrialRecord,
+    canonical_json,
+    check_verdicts,
+    grade_trial,
+)
+from ..core.rubric import Judge
+from .events import (
+    DECIDED,
+    EVAL_SCORED,
+    EXT,
+    INVOCATION_COMPLETED,
+    INVOCATION_STARTED,
+    Pending,
+    new_id,
+    pending,
+)
+from .tools import FixtureBook, LiveTool, ToolBoundary
+
+
+@dataclass(frozen=True)
+class TrialSetup:
+    plan: GradingPlan
+    task: CompiledTask
+    trial: int
+    agent: Agent
+    judge: Judge | None = None
+    fixtures: FixtureBook | None = None
+    live: Mapping[str, LiveTool] | None = None
+    timeout_s: float | None = None
+
+
+@dataclass
+class TrialOutcome:
+    record: TrialRecord
+    grade: TrialGrade
+    invocation_id: str
+    events: list[Pending]
+    diagnostics: dict[str, Any] = field(default_factory=dict)
+
+
+async def run_trial(setup: TrialSetup) -> TrialOutcome:
+    task, agent = setup.task.task, setup.agent
+    invocation_id = new_id("inv-")
+    boundary = ToolBoundary(
+        agent_id=agent.agent_id,
+        task_id=task.task_id,
+        trial=setup.trial,
+        invocation_id=invocation_id,
+        fixtures=setup.fixtures,
+        live=setup.live,
+    )
+    ext = boundary.ext
+    memory = tuple(task.fixtures.memory_seed or ()) if task.fixtures else ()
+    context = TrialContext(task.task_id, setup.trial, task.input, memory, boundary.tool_names)
+    started_event = pending(
+        INVOCATION_STARTED,
+        {
+            "invocationId": invocation_id,
+            "agentId": agent.agent_id,
+            "source": "run-api",
+            **ext,
+        },
+    )
+
+    reply, error, error_kind = None, None, None
+    started = time.monotonic()
+    try:
+        reply = await asyncio.wait_for(agent.run(context, boundary), setup.timeout_s)
+        if not isinstance(reply, AgentReply):
+            raise AgentProtocolError(f"the agent returned {type(reply).__name__}, not a reply")
+        _check_json(reply.output)
+    except TimeoutError:
+        error, error_kind = f"timed out after {setup.timeout_s:g} s", "timeout"
+    except AgentProtocolError as exc:
+        error, error_kind = f"protocol error: {exc}", "protocol"
+    except Exception as exc:  # any failure of the agent is that trial's error, not the run's
+        error, error_kind = f"{type(exc).__name__}: {exc}", "exception"
+        reply = None
+    finally:
+        boundary.closed = True
+    elapsed_ms = (time.monotonic() - started) * 1000
+
+    measured = (
+        reply.latency_ms if reply is not None and reply.latency_ms is not None else elapsed_ms
+    )
+    latency_ms = round(measured)
+    diagnostics: dict[str, Any] = {
+        "output": reply.output if reply else None,
+        "error": error,
+        "errorKind": error_kind,
+        "latencyMs": latency_ms,
+    }
+    verdicts = None
+    if error is None and reply is not None and task.expected.rubric is not None:
+        verdicts = await _judge(setup, reply, diagnostics)
+    cost = reply.cost_usd if reply is not None else None
+    record = TrialRecord(
+        task.task_id,
+        setup.trial,
+        reply.output if reply else None,
+        boundary.trajectory(),
+        error=error,
+        cost_usd=cost,
+        latency_ms=latency_ms,
+        verdicts=verdicts,
+    )
+    grade = grade_trial(setup.plan, setup.task, record)
+    diagnostics["calls"] = [
+        {
+            "tool": c.tool,
+            "args": c.args,
+            "missed": c.missed,
+            "status": c.status,
+            "result": c.result,
+            "error": c.error,
+        }
+        for c in boundary.calls
+    ]
+
+    outcome = "failed" if error else "completed"
+    scored: dict[str, Any] = {
+        "taskId": task.task_id,
+        "score": grade.score,
+        "passed": grade.passed,
+        "latencyMs": latency_ms,
+    }
+    if cost is not None:
+        scored["costUsd"] = cost
+    events = [
+        started_event,
+        *boundary.events,
+        pending(DECIDED, {"agentId": agent.agent_id, "decision": outcome, **ext}),
+        pending(
+            INVOCATION_COMPLETED,
+            {
+                "invocationId": invocation_id,
+                "agentId": agent.agent_id,
+                "outcome": outcome,
+                EXT: {**ext[EXT], **({"error": error_kind} if error_kind else {})},
+            },
+        ),
+        pending(EVAL_SCORED, {**scored, **ext}),
+    ]
+    return TrialOutcome(record, grade, invocation_id, events, diagnostics)
+
+
+def _check_json(output: Any) -> None:
+    try:
+        canonical_json(output)
+    except Exception as exc:  # the encoder rejects any non-JSON value
+        raise AgentProtocolError(f"the output is not a JSON value: {exc}") from exc
+
+
+async def _judge(
+    setup: TrialSetup, reply: AgentReply, diagnostics: dict[str, Any]
+) -> tuple[float, ...] | None:
+    rubric = setup.task.task.expected.rubric or ()
+    if setup.judge is None:
+        diagnostics["judgeError"] = "no judge was configured for this rubric task"
+        return None
+    request = JudgeRequest(
+        setup.task.task_id,
+        setup.trial,
+        setup.task.task.input,
+        reply.output,
+        tuple(c.criterion for c in rubric),
+    )
+    try:
+        with_record = getattr(setup.judge, "judge_with_record", None)
+        if with_record is not None:
+            verdicts, judge_record = await with_record(request)
+            diagnostics["judge"] = judge_record.as_dict()
+        else:
+            verdicts = await setup.judge.judge(request)
+        met = check_verdicts(rubric, verdicts)
+    except JudgeProtocolError as exc:
+        diagnostics["judgeError"] = str(exc)
+        return None
+    diagnostics["verdicts"] = [
+        {"criterion": c.criterion, "met": m, "rationale": v.rationale}
+        for c, m, v in zip(rubric, met, verdicts, strict=True)
+    ]
+    return met

@@ -1,0 +1,6 @@
+"""The durable store of runs and their events: SQLite by default, PostgreSQL by URL."""
+
+from .records import TERMINAL_STATUSES, RunRecord, RunStatus
+from .sql import Store, StoreError, default_url
+
+__all__ = ["TERMINAL_STATUSES", "RunRecord", "RunStatus", "Store", "StoreError", "default_url"]

@@ -1,0 +1,31 @@
+"""What the store keeps about a run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+RunStatus: TypeAlias = Literal["pending", "running", "completed", "failed", "cancelled"]
+TERMINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    run_id: str
+    tenant: str
+    status: RunStatus
+    suite_id: str
+    suite_version: str
+    agent_spec: str
+    agent_id: str
+    suite_doc: dict[str, Any]
+    options: dict[str, Any] = field(default_factory=dict)
+    created_at: str = ""
+    updated_at: str = ""
+    mode: str = "eval"
+    summary: dict[str, Any] | None = None
+    error: str | None = None
+
+    @property
+    def terminal(self) -> bool:
+        return self.status in TERMINAL_STATUSES

@@ -1,0 +1,47 @@
+"""The store's tables (SQLAlchemy Core); migrations in ``migrations/`` create and evolve them."""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+metadata = sa.MetaData()
+
+runs = sa.Table(
+    "runs",
+    metadata,
+    sa.Column("run_id", sa.String(300), primary_key=True),
+    sa.Column("tenant", sa.String(160), nullable=False, index=True),
+    sa.Column("mode", sa.String(20), nullable=False),
+    sa.Column("status", sa.String(20), nullable=False),
+    sa.Column("suite_id", sa.String(200), nullable=False),
+    sa.Column("suite_version", sa.String(40), nullable=False),
+    sa.Column("agent_spec", sa.Text, nullable=False),
+    sa.Column("agent_id", sa.String(200), nullable=False),
+    sa.Column("suite_doc", sa.JSON, nullable=False),
+    sa.Column("options", sa.JSON, nullable=False),
+    sa.Column("summary", sa.JSON, nullable=True),
+    sa.Column("error", sa.Text, nullable=True),
+    sa.Column("created_at", sa.String(40), nullable=False),
+    sa.Column("updated_at", sa.String(40), nullable=False),
+    sa.Index("ix_runs_tenant_created", "tenant", "created_at"),
+)
+
+events = sa.Table(
+    "events",
+    metadata,
+    sa.Column("run_id", sa.String(300), sa.ForeignKey("runs.run_id"), primary_key=True),
+    sa.Column("sequence", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("event_id", sa.String(128), nullable=False, unique=True),
+    sa.Column("type", sa.String(120), nullable=False),
+    sa.Column("doc", sa.JSON, nullable=False),
+)
+
+trial_results = sa.Table(
+    "trial_results",
+    metadata,
+    sa.Column("run_id", sa.String(300), sa.ForeignKey("runs.run_id"), primary_key=True),
+    sa.Column("task_id", sa.String(200), primary_key=True),
+    sa.Column("trial", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("invocation_id", sa.String(128), nullable=False),
+    sa.Column("data", sa.JSON, nullable=False),
+)

@@ -1,0 +1,237 @@
+"""The store on SQLAlchemy Core: the same code on SQLite and PostgreSQL.
+
+Events are append-only; a trial's events and its diagnostics are committed in one
+transaction, so a run killed at any moment keeps every finished trial and nothing half-done.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from alembic import command
+from alembic.config import Config
+from sqlalchemy.engine import Connection, Engine
+
+from ..core import OpenwopEvalError
+from .records import RunRecord, RunStatus
+from .schema import events, runs, trial_results
+
+
+class StoreError(OpenwopEvalError):
+    """The store cannot be opened or written."""
+
+
+def default_url() -> str:
+    """``$OPENWOP_EVAL_STORE``, else SQLite at ``$XDG_DATA_HOME/openwop-eval/store.sqlite``."""
+    configured = os.environ.get("OPENWOP_EVAL_STORE")
+    if configured:
+        return configured
+    base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return f"sqlite:///{base / 'openwop-eval' / 'store.sqlite'}"
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def _engine(url: str) -> Engine:
+    if url.startswith("sqlite"):
+        path = sa.engine.make_url(url).database
+        if path and path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        engine = sa.create_engine(url, connect_args={"timeout": 30})
+
+        @sa.event.listens_for(engine, "connect")
+        def _pragmas(dbapi_connection: Any, _record: Any) -> None:
+            cursor = dbapi_connection.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")  # readers never block the writer
+            cursor.execute("PRAGMA synchronous=NORMAL")  # durable at each commit in WAL mode
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.close()
+
+        return engine
+    if url.startswith("postgresql://"):
+        url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
+    return sa.create_engine(url, pool_pre_ping=True)
+
+
+class Store:
+    """Runs, their events and trial diagnostics, behind one database URL."""
+
+    def __init__(self, url: str | None = None) -> None:
+        self.url = url or default_url()
+        try:
+            self.engine = _engine(self.url)
+            self._migrate()
+        except (sa.exc.SQLAlchemyError, OSError, ImportError) as exc:
+            raise StoreError(f"cannot open the store at {self.url}: {exc}") from exc
+
+    def _migrate(self) -> None:
+        config = Config()
+        config.set_main_option(
+            "script_location", str(resources.files("openwop_eval.store") / "migrations")
+        )
+        with self.engine.begin() as connection:
+            config.attributes["connection"] = connection
+            command.upgrade(config, "head")
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    @contextmanager
+    def _tx(self) -> Iterator[Connection]:
+        try:
+            with self.engine.begin() as connection:
+                yield connection
+        except sa.exc.SQLAlchemyError as exc:
+            raise StoreError(f"store error: {exc}") from exc
+
+    # --- runs ---------------------------------------------------------------------------
+
+    def create_run(self, run: RunRecord) -> RunRecord:
+        stamp = now()
+        row = {**_row(run), "created_at": stamp, "updated_at": stamp}
+        with self._tx() as tx:
+            tx.execute(runs.insert().values(**row))
+        return self.get_run(run.run_id)  # type: ignore[return-value]
+
+    def get_run(self, run_id: str) -> RunRecord | None:
+        with self._tx() as tx:
+            row = tx.execute(sa.select(runs).where(runs.c.run_id == run_id)).mappings().first()
+        return None if row is None else RunRecord(**row)
+
+    def list_runs(
+        self,
+        tenant: str | None = None,
+        *,
+        status: str | None = None,
+        limit: int = 50,
+        before: tuple[str, str] | None = None,
+    ) -> list[RunRecord]:
+        """Newest first; ``before`` is the (created_at, run_id) of the last row of a page."""
+        query = sa.select(runs).order_by(runs.c.created_at.desc(), runs.c.run_id.desc())
+        if tenant is not None:
+            query = query.where(runs.c.tenant == tenant)
+        if status is not None:
+            query = query.where(runs.c.status == status)
+        if before is not None:
+            stamp, run_id = before
+            query = query.where(
+                sa.or_(
+                    runs.c.created_at < stamp,
+                    sa.and_(runs.c.created_at == stamp, runs.c.run_id < run_id),
+                )
+            )
+        with self._tx() as tx:
+            rows = tx.execute(query.limit(limit)).mappings().all()
+        return [RunRecord(**row) for row in rows]
+
+    def set_status(
+        self,
+        run_id: str,
+        status: RunStatus,
+        *,
+        summary: dict[str, Any] | None = None,
+        error: str | None = None,
+    ) -> None:
+        values: dict[str, Any] = {"status": status, "updated_at": now()}
+        if summary is not None:
+            values["summary"] = summary
+        if error is not None:
+            values["error"] = error
+        with self._tx() as tx:
+            tx.execute(runs.update().where(runs.c.run_id == run_id).values(**values))
+
+    # --- events and trials --------------------------------------------------------------
+
+    def append(
+        self,
+        run_id: str,
+        docs: Sequence[dict[str, Any]],
+        trial: tuple[str, int, str, dict[str, Any]] | None = None,
+    ) -> None:
+        """Append events (and, with ``trial``, that trial's diagnostics) in one transaction."""
+        with self._tx() as tx:
+            if docs:
+                tx.execute(
+                    events.insert(),
+                    [
+                        {
+                            "run_id": run_id,
+                            "sequence": d["sequence"],
+                            "event_id": d["eventId"],
+                            "type": d["type"],
+                            "doc": d,
+                        }
+                        for d in docs
+                    ],
+                )
+            if trial is not None:
+                task_id, index, invocation_id, data = trial
+                key = (
+                    (trial_results.c.run_id == run_id)
+                    & (trial_results.c.task_id == task_id)
+                    & (trial_results.c.trial == index)
+                )
+                tx.execute(trial_results.delete().where(key))
+                tx.execute(
+                    trial_results.insert().values(
+                        run_id=run_id,
+                        task_id=task_id,
+                        trial=index,
+                        invocation_id=invocation_id,
+                        data=data,
+                    )
+                )
+
+    def events(
+        self, run_id: str, after: int = -1, limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        query = (
+            sa.select(events.c.doc)
+            .where((events.c.run_id == run_id) & (events.c.sequence > after))
+            .order_by(events.c.sequence)
+        )
+        if limit is not None:
+            query = query.limit(limit)
+        with self._tx() as tx:
+            return [row[0] for row in tx.execute(query)]
+
+    def last_sequence(self, run_id: str) -> int:
+        query = sa.select(sa.func.max(events.c.sequence)).where(events.c.run_id == run_id)
+        with self._tx() as tx:
+            value = tx.execute(query).scalar()
+        return -1 if value is None else int(value)
+
+    def trial_results(self, run_id: str) -> dict[tuple[str, int], dict[str, Any]]:
+        query = sa.select(trial_results).where(trial_results.c.run_id == run_id)
+        with self._tx() as tx:
+            rows = tx.execute(query).mappings().all()
+        return {
+            (r["task_id"], r["trial"]): {**r["data"], "invocationId": r["invocation_id"]}
+            for r in rows
+        }
+
+
+def _row(run: RunRecord) -> dict[str, Any]:
+    return {
+        "run_id": run.run_id,
+        "tenant": run.tenant,
+        "mode": run.mode,
+        "status": run.status,
+        "suite_id": run.suite_id,
+        "suite_version": run.suite_version,
+        "agent_spec": run.agent_spec,
+        "agent_id": run.agent_id,
+        "suite_doc": run.suite_doc,
+        "options": run.options,
+        "summary": run.summary,
+        "error": run.error,
+    }
