@@ -161,7 +161,9 @@ def run(
             else:
                 assert loaded is not None
                 assert agent is not None
-                coro = run_suite_async(loaded, agent, options=options, **common)
+                coro = run_suite_async(
+                    loaded, agent, options=options, agent_spec=_absolute(agent_spec or ""), **common
+                )
             result = asyncio.run(_closing(coro, judge))
         except RunError as exc:
             _usage(err, str(exc))
@@ -187,6 +189,16 @@ async def _closing(coro: Coroutine[Any, Any, RunResult], judge: Any) -> RunResul
     finally:
         if judge is not None:
             await judge.aclose()
+
+
+def _absolute(spec: str) -> str:
+    """Record file paths absolutely, so ``--resume`` works from any directory."""
+    if spec.startswith("scripted:"):
+        return "scripted:" + str(Path(spec.removeprefix("scripted:")).resolve())
+    target, sep, attribute = spec.rpartition(":")
+    if sep and target.endswith(".py") and not spec.startswith("cmd:"):
+        return f"{Path(target).resolve()}:{attribute}"
+    return spec
 
 
 def _usage(err: Console, message: str) -> None:

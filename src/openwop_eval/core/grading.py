@@ -77,10 +77,10 @@ def grade_trial(plan: GradingPlan, task: CompiledTask, record: TrialRecord) -> T
         output_score = golden_score(expected.match, record.output)
     elif expected.rubric is not None and record.verdicts is not None:
         output_score = rubric_score(expected.rubric, record.verdicts)
-    else:
-        reasons.append(Reason("judge", "no judge verdicts were recorded for this rubric trial"))
 
     missed = [i for i, call in enumerate(record.tool_calls) if call.missed]
+    if record.error is None and output_score is None and not missed:
+        reasons.append(Reason("judge", "no judge verdicts were recorded for this rubric trial"))
     for i in missed:
         tool = record.tool_calls[i].tool
         reasons.append(
@@ -110,10 +110,12 @@ def grade_trial(plan: GradingPlan, task: CompiledTask, record: TrialRecord) -> T
         )
     passed = meets_bar and matched and not closed
     outcome: Outcome
-    if record.error is not None or output_score is None:
+    if record.error is not None:
         outcome = "errored"
     elif missed:
         outcome = "failed-closed"
+    elif output_score is None:
+        outcome = "errored"
     else:
         outcome = "passed" if passed else "failed"
     return TrialGrade(

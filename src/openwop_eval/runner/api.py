@@ -31,11 +31,18 @@ async def run_suite_async(
     recording: Recording | None = None,
     observer: Observer | None = None,
     events: IO[str] | None = None,
+    agent_spec: str | None = None,
 ) -> RunResult:
-    """Run every trial of every task of ``suite`` against ``agent`` and grade the run."""
+    """Run every trial of every task of ``suite`` against ``agent`` and grade the run.
+
+    ``agent_spec`` is recorded so the run can be resumed without naming the agent again;
+    it defaults to ``agent`` when that is a specification string.
+    """
     options = options or RunOptions()
     loaded = suite if isinstance(suite, LoadedSuite) else load_suite(suite)
-    spec = agent if isinstance(agent, str) else f"python-object:{type(agent).__name__}"
+    spec = (
+        agent if isinstance(agent, str) else (agent_spec or f"python-object:{type(agent).__name__}")
+    )
     resolved = (
         resolve_agent(agent, threads=options.concurrency) if isinstance(agent, str) else agent
     )

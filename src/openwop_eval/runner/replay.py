@@ -123,7 +123,8 @@ def _apply(kind: str, payload: dict[str, Any], ext: dict[str, Any], inv: _Invoca
         call[2] = ext.get("miss") is True
         call[3], call[4] = payload.get("outcome"), payload.get("status", "ok") == "ok"
     elif kind == INVOCATION_COMPLETED and payload.get("outcome") == "failed":
-        inv.error = str(ext.get("error", "failed"))
+        if ext.get("error") != "fixture-miss":  # a miss that propagated is the miss, not an error
+            inv.error = str(ext.get("error", "failed"))
     elif kind == EVAL_SCORED:
         inv.scored = payload
 

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..agents.base import Agent, AgentProtocolError, AgentReply, TrialContext
+from ..agents.base import Agent, AgentProtocolError, AgentReply, ToolMissError, TrialContext
 from ..core import (
     CompiledTask,
     GradingPlan,
@@ -87,6 +87,8 @@ async def run_trial(setup: TrialSetup) -> TrialOutcome:
         if not isinstance(reply, AgentReply):
             raise AgentProtocolError(f"the agent returned {type(reply).__name__}, not a reply")
         _check_json(reply.output)
+    except ToolMissError:
+        error_kind = "fixture-miss"  # the miss propagated: the trial has already failed closed
     except TimeoutError:
         error, error_kind = f"timed out after {setup.timeout_s:g} s", "timeout"
     except AgentProtocolError as exc:
@@ -135,7 +137,7 @@ async def run_trial(setup: TrialSetup) -> TrialOutcome:
         for c in boundary.calls
     ]
 
-    outcome = "failed" if error else "completed"
+    outcome = "failed" if error_kind else "completed"
     scored: dict[str, Any] = {
         "taskId": task.task_id,
         "score": grade.score,
