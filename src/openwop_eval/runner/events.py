@@ -9,6 +9,7 @@ holds no half trial and a reader following ``sequence`` never misses an event.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
 from collections.abc import Callable, Sequence
@@ -71,40 +72,81 @@ def pending(event_type: str, payload: dict[str, Any]) -> Pending:
 
 
 class EventWriter:
-    """Numbers and commits events: to the store (atomically, with trial diagnostics) and to
-    an optional JSON-lines file. One writer per run; it continues after ``last_sequence``."""
+    """Numbers events and commits them: to the store, atomically with each trial's
+    diagnostics, and to an optional JSON-lines file. One writer per run.
+
+    Trials finishing in the same turn of the event loop share one transaction (group
+    commit, at most ``max_batch`` trials); the commit runs before any other trial starts, so
+    a crash loses at most the trials of that turn and never part of one.
+    """
 
     def __init__(
         self,
         run_id: str,
-        commit: Callable[[list[dict[str, Any]], Any], None],
+        commit: Callable[[list[dict[str, Any]], list[Any]], None],
         last_sequence: int = -1,
         jsonl: IO[str] | None = None,
+        max_batch: int = 64,
     ) -> None:
         self.run_id = run_id
         self._commit = commit
         self._next = last_sequence + 1
         self._jsonl = jsonl
+        self._max_batch = max_batch
+        self._docs: list[dict[str, Any]] = []
+        self._trials: list[Any] = []
+        self._scheduled = False
+        self._failure: BaseException | None = None
 
-    def write(self, events: Sequence[Pending], trial: Any = None) -> list[dict[str, Any]]:
-        docs = [
-            {
-                "eventId": e.event_id,
-                "runId": self.run_id,
-                "type": e.type,
-                "payload": e.payload,
-                "timestamp": e.timestamp,
-                "sequence": self._next + i,
-                "schemaVersion": SCHEMA_VERSION,
-            }
-            for i, e in enumerate(events)
-        ]
-        self._commit(docs, trial)  # raises before the counter moves: nothing is skipped
-        self._next += len(docs)
+    def write(self, events: Sequence[Pending], trial: Any = None) -> None:
+        self._raise_failure()
+        for event in events:
+            self._docs.append(
+                {
+                    "eventId": event.event_id,
+                    "runId": self.run_id,
+                    "type": event.type,
+                    "payload": event.payload,
+                    "timestamp": event.timestamp,
+                    "sequence": self._next,
+                    "schemaVersion": SCHEMA_VERSION,
+                }
+            )
+            self._next += 1
+        if trial is not None:
+            self._trials.append(trial)
+        if len(self._trials) >= self._max_batch:
+            self.flush()
+        elif not self._scheduled:
+            try:
+                asyncio.get_running_loop().call_soon(self._flush_soon)
+                self._scheduled = True
+            except RuntimeError:  # no event loop: commit now
+                self.flush()
+
+    def _flush_soon(self) -> None:
+        self._scheduled = False
+        try:
+            self.flush()
+        except Exception as exc:  # surfaced by the next write() or flush()
+            self._failure = exc
+
+    def flush(self) -> None:
+        """Commit everything written so far (the run calls it before it decides)."""
+        self._raise_failure()
+        if not self._docs and not self._trials:
+            return
+        docs, trials = self._docs, self._trials
+        self._docs, self._trials = [], []
+        self._commit(docs, trials)
         if self._jsonl is not None:
             self._jsonl.write("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs))
             self._jsonl.flush()
-        return docs
+
+    def _raise_failure(self) -> None:
+        if self._failure is not None:
+            failure, self._failure = self._failure, None
+            raise failure
 
 
 def read_jsonl(path: str | Path) -> list[dict[str, Any]]:

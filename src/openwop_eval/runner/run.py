@@ -118,6 +118,7 @@ async def start_run(execution: Execution, suite_doc: dict[str, Any], agent_spec:
             ),
         ]
     )
+    writer.flush()
     return await _execute(execution, run.run_id, writer)
 
 
@@ -132,8 +133,8 @@ async def resume_run(execution: Execution, run: RunRecord) -> RunResult:
 
 
 def _writer(execution: Execution, run_id: str, last: int) -> EventWriter:
-    def commit(docs: list[dict[str, Any]], trial: Any) -> None:
-        execution.store.append(run_id, docs, trial)
+    def commit(docs: list[dict[str, Any]], trials: list[Any]) -> None:
+        execution.store.append(run_id, docs, trials)
 
     return EventWriter(run_id, commit, last, execution.jsonl)
 
@@ -180,6 +181,7 @@ async def _execute(execution: Execution, run_id: str, writer: EventWriter) -> Ru
                 execution.observer.finished(outcome)
 
     await asyncio.gather(*(one(task, i) for task, i in todo))
+    writer.flush()
     return _finish(execution, run_id, writer, plan, exhausted, len(done))
 
 
@@ -213,6 +215,7 @@ def _finish(
             pending(RUN_COMPLETED, {"outputs": {"evalSummary": summary}}),
         ]
     )
+    writer.flush()
     execution.store.set_status(run_id, "completed", summary=summary)
     return RunResult(run_id, grade, summary, diagnostics, exhausted, resumed)
 

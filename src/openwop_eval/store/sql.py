@@ -155,9 +155,12 @@ class Store:
         self,
         run_id: str,
         docs: Sequence[dict[str, Any]],
-        trial: tuple[str, int, str, dict[str, Any]] | None = None,
+        trials: Sequence[tuple[str, int, str, dict[str, Any]]] = (),
     ) -> None:
-        """Append events (and, with ``trial``, that trial's diagnostics) in one transaction."""
+        """Append events, and the diagnostics of the trials they finish, in one transaction.
+
+        A trial's diagnostics are written once, with the events that mark it done.
+        """
         with self._tx() as tx:
             if docs:
                 tx.execute(
@@ -173,22 +176,19 @@ class Store:
                         for d in docs
                     ],
                 )
-            if trial is not None:
-                task_id, index, invocation_id, data = trial
-                key = (
-                    (trial_results.c.run_id == run_id)
-                    & (trial_results.c.task_id == task_id)
-                    & (trial_results.c.trial == index)
-                )
-                tx.execute(trial_results.delete().where(key))
+            if trials:
                 tx.execute(
-                    trial_results.insert().values(
-                        run_id=run_id,
-                        task_id=task_id,
-                        trial=index,
-                        invocation_id=invocation_id,
-                        data=data,
-                    )
+                    trial_results.insert(),
+                    [
+                        {
+                            "run_id": run_id,
+                            "task_id": task_id,
+                            "trial": index,
+                            "invocation_id": invocation_id,
+                            "data": data,
+                        }
+                        for task_id, index, invocation_id, data in trials
+                    ],
                 )
 
     def events(
