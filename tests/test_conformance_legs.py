@@ -23,7 +23,7 @@ FIXTURES = resources.files("openwop_eval.conformance") / "fixtures"
 
 def run_fixture(name: str) -> tuple[list[dict[str, Any]], dict[str, Any], SuiteGrade]:
     suite = parse_suite(json.loads((FIXTURES / f"{name}.suite.json").read_text())).suite
-    agent = json.loads((FIXTURES / f"{name}.agent.json").read_text())
+    agent = json.loads((FIXTURES / "conformance-mock-agent.json").read_text())
     count = suite.trials_or_default.count
     records = []
     for task in suite.tasks:

@@ -75,6 +75,14 @@ def test_mean_rule_compares_exactly() -> None:
     assert result.passed is True
 
 
+def test_four_of_five_trials_meet_a_point_eight_bar_at_task_and_suite() -> None:
+    doc = suite_doc(golden("a"), pass_score=0.8, trials={"count": 5, "passRule": "mean"})
+    records = [trial("a", i, "ok" if i < 4 else "no") for i in range(5)]
+    result = graded(doc, *records)
+    assert result.tasks[0].passed is True
+    assert result.passed is True
+
+
 def test_no_pass_score_means_a_bar_of_one() -> None:
     result = graded(suite_doc(rubric("a", [0.9, 0.1])), trial("a", verdicts=(1.0, 0.0)))
     assert result.tasks[0].trials[0].passed is False

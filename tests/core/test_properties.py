@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from fractions import Fraction
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from openwop_eval.core import GradingPlan, ToolCall, TrialRecord, grade_suite
-from openwop_eval.core.stats import exact_mean, pass_at_k, pass_hat_k
+from openwop_eval.core.stats import decimal, exact_mean, pass_at_k, pass_hat_k
 from tests.helpers import plan, rubric, suite_doc
 
 TOOLS = ["crm:lookup", "crm:update", "pay:refund", "mail:send"]
@@ -23,7 +22,7 @@ scores = st.floats(min_value=0, max_value=1, allow_nan=False)
 def test_mean_of_identical_scores_is_that_score_and_meets_an_equal_bar(
     value: float, n: int
 ) -> None:
-    assert exact_mean([value] * n) == Fraction(value)
+    assert exact_mean([value] * n) == decimal(value)
     compiled = plan(suite_doc(rubric("t", [1.0]), pass_score=value, trials={"count": n}))
     result = grade_suite(compiled, [TrialRecord("t", i, "x", verdicts=(value,)) for i in range(n)])
     task = result.tasks[0]

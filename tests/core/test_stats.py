@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import pytest
 
-from openwop_eval.core.stats import exact_mean, p95, pass_at_k, pass_hat_k, std_dev
+from openwop_eval.core.stats import decimal, exact_mean, p95, pass_at_k, pass_hat_k, std_dev
 
 
 def brute(n: int, c: int, k: int) -> tuple[Fraction, Fraction]:
@@ -37,12 +37,19 @@ def test_impossible_arguments_are_refused() -> None:
 
 
 def test_three_trials_of_point_six_meet_a_point_six_bar_exactly() -> None:
-    assert exact_mean([0.6, 0.6, 0.6]) == Fraction(0.6)
+    assert exact_mean([0.6, 0.6, 0.6]) == Fraction(3, 5)
+
+
+def test_four_of_five_meet_a_point_eight_bar() -> None:
+    """The float nearest 0.8 is above 4/5; the bar is the decimal the author wrote."""
+    assert Fraction(0.8) > Fraction(4, 5)
+    assert exact_mean([1.0, 1.0, 1.0, 1.0, 0.0]) >= decimal(0.8)
+    assert exact_mean([1.0, 0.6]) == decimal(0.8)
 
 
 def test_exact_means_do_not_drift_where_float_sums_do() -> None:
     assert sum([0.1] * 10) / 10 < 0.1  # what naive floats would have decided
-    assert exact_mean([0.1] * 10) == Fraction(0.1)
+    assert exact_mean([0.1] * 10) == Fraction(1, 10)
 
 
 def test_p95_is_nearest_rank() -> None:

@@ -18,7 +18,7 @@ def fixture_args(name: str) -> list[str]:
     return [
         str(FIXTURES / f"{name}.suite.json"),
         "--agent",
-        f"scripted:{FIXTURES / f'{name}.agent.json'}",
+        f"scripted:{FIXTURES / 'conformance-mock-agent.json'}",
     ]
 
 

@@ -15,6 +15,7 @@ from typing import Any
 import jsonschema
 
 from .. import schemas
+from ..core.stats import exact_mean
 
 MEAN_GATED = "openwop.requirement.0246.mean-gated"
 SUITE_GATED = "openwop.requirement.0246.suite-gated"
@@ -62,7 +63,7 @@ def _mean(values: Sequence[Any]) -> float | None:
     numbers = [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
     if len(numbers) != len(values) or not numbers:
         return None
-    return float(sum((Fraction(v) for v in numbers), Fraction(0)) / len(numbers))
+    return float(exact_mean(numbers))
 
 
 def _task(summary: Mapping[str, Any], index: int) -> Mapping[str, Any]:

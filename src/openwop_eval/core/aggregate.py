@@ -4,8 +4,7 @@
 scores; the suite passes iff the exact gating aggregate ≥ P, the total cost ≤ ``maxCostUsd``
 (if set; an unreported cost counts as 0) and the nearest-rank p95 of task latencies ≤
 ``maxP95LatencyMs`` (if set; a task with no measured latency fails this condition closed).
-Means at this level are taken over the task values as reported, so anyone can recompute
-the verdict from the summary alone.
+Decisions use the exact task means (``TaskGrade.exact_*``), never their rounded floats.
 """
 
 from __future__ import annotations
@@ -13,6 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from fractions import Fraction
 
 from .errors import GradingError
 from .grading import TaskGrade, grade_task
@@ -30,7 +30,7 @@ class SuiteGrade:
     gated_aggregate_score: float
     passed: bool
     total_cost_usd: float | None
-    p95_latency_ms: float | None
+    p95_latency_ms: Fraction | None
     reasons: tuple[Reason, ...]
 
     @property
@@ -50,8 +50,8 @@ def grade_suite(plan: GradingPlan, records: Iterable[TrialRecord]) -> SuiteGrade
 
 
 def decide_suite(plan: GradingPlan, tasks: tuple[TaskGrade, ...]) -> SuiteGrade:
-    aggregate = exact_mean([t.score for t in tasks])
-    gated = exact_mean([t.gated_score for t in tasks])
+    aggregate = exact_mean([t.exact_score for t in tasks])
+    gated = exact_mean([t.exact_gated for t in tasks])
     bar = plan.pass_score
     reasons: list[Reason] = []
     if gated < bar:
@@ -75,7 +75,7 @@ def decide_suite(plan: GradingPlan, tasks: tuple[TaskGrade, ...]) -> SuiteGrade:
             )
         )
 
-    latencies = [t.latency_ms for t in tasks if t.latency_ms is not None]
+    latencies = [t.exact_latency_ms for t in tasks if t.exact_latency_ms is not None]
     p95_latency = p95(latencies) if latencies else None
     if thresholds is not None and thresholds.max_p95_latency_ms is not None:
         bound = thresholds.max_p95_latency_ms
@@ -90,7 +90,8 @@ def decide_suite(plan: GradingPlan, tasks: tuple[TaskGrade, ...]) -> SuiteGrade:
         elif p95_latency is not None and p95_latency > bound:
             reasons.append(
                 Reason(
-                    "latency-over-bar", f"p95 task latency {p95_latency:g} ms exceeds {bound} ms"
+                    "latency-over-bar",
+                    f"p95 task latency {float(p95_latency):g} ms exceeds {bound} ms",
                 )
             )
 

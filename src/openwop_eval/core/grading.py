@@ -24,7 +24,7 @@ from .plan import CompiledTask, GradingPlan
 from .reasons import Reason
 from .records import TrialRecord
 from .rubric import rubric_score
-from .stats import decimal_sum, exact_mean, pass_at_k, pass_hat_k, round_half_up, std_dev
+from .stats import decimal, decimal_sum, exact_mean, pass_at_k, pass_hat_k, round_half_up, std_dev
 from .trajectory import TrajectoryResult, check_trajectory
 
 Outcome: TypeAlias = Literal["passed", "failed", "errored", "failed-closed", "not-run"]
@@ -63,6 +63,10 @@ class TaskGrade:
     cost_usd: float | None
     latency_ms: int | None
     reasons: tuple[Reason, ...]
+    exact_score: Fraction = Fraction(0)
+    """The exact mean the suite decides on; ``score`` is it rounded once to a float."""
+    exact_gated: Fraction = Fraction(0)
+    exact_latency_ms: Fraction | None = None
 
 
 def grade_trial(plan: GradingPlan, task: CompiledTask, record: TrialRecord) -> TrialGrade:
@@ -101,7 +105,7 @@ def grade_trial(plan: GradingPlan, task: CompiledTask, record: TrialRecord) -> T
     score = 0.0 if closed or output_score is None else output_score
     matched = trajectory is None or trajectory.matched
     gating = score if matched and not closed else 0.0
-    meets_bar = Fraction(score) >= plan.pass_score
+    meets_bar = decimal(score) >= plan.pass_score
     if not closed and not meets_bar:
         reasons.append(
             Reason(
@@ -186,6 +190,7 @@ def grade_task(plan: GradingPlan, task: CompiledTask, records: Sequence[TrialRec
 
     costs = [t.cost_usd for t in trials if t.cost_usd is not None]
     latencies = [t.latency_ms for t in trials if t.latency_ms is not None]
+    exact_latency = exact_mean(latencies) if latencies else None
     return TaskGrade(
         task_id=task.task_id,
         has_trajectory=task.trajectory is not None,
@@ -200,6 +205,9 @@ def grade_task(plan: GradingPlan, task: CompiledTask, records: Sequence[TrialRec
         max_score=max(scores),
         std_dev=std_dev(scores),
         cost_usd=float(decimal_sum(costs)) if costs else None,
-        latency_ms=round_half_up(exact_mean(latencies)) if latencies else None,
+        latency_ms=round_half_up(exact_latency) if exact_latency is not None else None,
         reasons=tuple(reasons),
+        exact_score=mean,
+        exact_gated=gated,
+        exact_latency_ms=exact_latency,
     )

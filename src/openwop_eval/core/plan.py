@@ -8,6 +8,7 @@ from fractions import Fraction
 from . import names as n
 from .errors import SuiteError
 from .problems import Problem, errors_in
+from .stats import decimal
 from .suite import Suite, Task
 from .trajectory import TrajectorySpec, compile_trajectory
 
@@ -54,7 +55,7 @@ def plan_suite(suite: Suite) -> GradingPlan:
     return GradingPlan(
         suite=suite,
         tasks=tuple(tasks),
-        pass_score=Fraction(suite.pass_score),
+        pass_score=decimal(suite.pass_score),
         count=trials.count,
         pass_rule=trials.pass_rule,
         k=trials.effective_k,

@@ -1,8 +1,10 @@
 """Exact arithmetic for the gate: rational means, unbiased pass@k / pass^k, nearest-rank p95.
 
-Every score decision compares the exact rational value of the recorded floats with the bar
-(``Fraction(0.6) * 3 / 3 == Fraction(0.6)``), so rounding never flips a verdict. Reported
-values are the exact results rounded once to the nearest float. Costs are sums of money,
+Every recorded number is read as the decimal it was written as — the shortest text that
+round-trips the float, ``repr(0.8) == "0.8"`` — and every decision is made on exact rationals
+of those decimals: four passing trials of five meet a 0.8 bar, three trials of 0.6 meet a 0.6
+bar, and rounding never flips a verdict. Reported values are the exact results rounded once
+to the nearest float. Costs are sums of money,
 added as the decimals they were reported as, so 0.1 + 0.2 stays within a 0.3 budget.
 """
 
@@ -11,17 +13,31 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from fractions import Fraction
+from functools import lru_cache
 
 
-def decimal_sum(values: Sequence[float]) -> Fraction:
-    """Sum of the decimals the floats were written as (money: 0.1 + 0.2 is exactly 0.3)."""
-    return sum((Fraction(repr(float(v))) for v in values), Fraction(0))
+def decimal(value: float | Fraction) -> Fraction:
+    """The exact value of the decimal a float was written as (a Fraction is already exact)."""
+    if isinstance(value, Fraction):
+        return value
+    return _decimal(float(value))
 
 
-def exact_mean(values: Sequence[float]) -> Fraction:
+@lru_cache(maxsize=65536)
+def _decimal(value: float) -> Fraction:
+    # Scores repeat (0.0, 1.0, a few rubric values): parse each decimal once.
+    return Fraction(repr(value))
+
+
+def decimal_sum(values: Sequence[float | Fraction]) -> Fraction:
+    """Exact sum of the decimals (money too: 0.1 + 0.2 is exactly 0.3)."""
+    return sum((decimal(v) for v in values), Fraction(0))
+
+
+def exact_mean(values: Sequence[float | Fraction]) -> Fraction:
     if not values:
         raise ValueError("mean of no values")
-    return sum((Fraction(v) for v in values), Fraction(0)) / len(values)
+    return decimal_sum(values) / len(values)
 
 
 def pass_at_k(n: int, c: int, k: int) -> Fraction:
@@ -44,11 +60,11 @@ def _check(n: int, c: int, k: int) -> None:
 def std_dev(values: Sequence[float]) -> float:
     """Population standard deviation (over the trials run, not an estimate of a larger set)."""
     mean = exact_mean(values)
-    variance = sum(((Fraction(v) - mean) ** 2 for v in values), Fraction(0)) / len(values)
+    variance = sum(((decimal(v) - mean) ** 2 for v in values), Fraction(0)) / len(values)
     return math.sqrt(variance)
 
 
-def p95(values: Sequence[float]) -> float:
+def p95(values: Sequence[Fraction]) -> Fraction:
     """Nearest-rank 95th percentile: the smallest value with at least 95% at or below it."""
     ordered = sorted(values)
     rank = -(-95 * len(ordered) // 100)  # ceil(0.95 n) in integers

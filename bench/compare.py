@@ -1,0 +1,69 @@
+"""Running a peer over the corpus: verdicts, tallies and timings per mode."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from corpus import Corpus
+from peers import Peer
+from tally import VerdictTally, tally
+from timing import Timing, time_runs, traced_peak
+
+CLOSEST = "closest per task"
+
+
+@dataclass(frozen=True)
+class ModeResult:
+    peer: str
+    mode: str
+    tally: VerdictTally
+    timing: Timing | None
+    """None for the per-task row: it mixes modes, each timed on its own."""
+    peak_bytes: int | None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "peer": self.peer,
+            "mode": self.mode,
+            **self.tally.as_json(),
+            "timing": self.timing.as_json() if self.timing else None,
+            "tracemallocPeakBytes": self.peak_bytes,
+        }
+
+
+@dataclass(frozen=True)
+class PeerRun:
+    peer: Peer
+    prepare_seconds: float
+    modes: tuple[ModeResult, ...]
+
+
+def run_peer(peer: Peer, corpus: Corpus, warmup: int, repeat: int) -> PeerRun:
+    start = time.perf_counter()
+    inputs = peer.inputs(corpus)
+    prepared = time.perf_counter() - start
+
+    verdicts: dict[str, list[bool]] = {}
+    results = []
+    for mode in peer.timed_modes:
+        grade = peer.grader(mode)
+
+        def run(grade: Any = grade) -> list[bool]:
+            return [grade(x) for x in inputs]
+
+        verdicts[mode] = run()
+        timing = time_runs(run, len(inputs), warmup, repeat)
+        peak = traced_peak(run)
+        results.append(ModeResult(peer.name, mode, tally(corpus, verdicts[mode]), timing, peak))
+
+    # The per-task row: each task graded in the mode closest to its own configuration.
+    modes = [peer.closest(task) for task in corpus.tasks]
+    for mode in set(modes) - verdicts.keys():
+        grade = peer.grader(mode)
+        verdicts[mode] = [grade(x) for x in inputs]
+    n = corpus.trials_per_task
+    mixed = [verdicts[mode][i * n + j] for i, mode in enumerate(modes) for j in range(n)]
+    results.append(ModeResult(peer.name, CLOSEST, tally(corpus, mixed), None, None))
+    return PeerRun(peer, prepared, tuple(results))
