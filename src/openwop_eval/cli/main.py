@@ -19,6 +19,7 @@ from ..suitefile import load_suite
 from .codes import EXIT_INVALID
 from .render import print_problems
 from .run_cmd import run
+from .serve_cmd import serve
 from .verify_cmd import verify
 
 
@@ -66,3 +67,4 @@ def _dump(source: str, valid: bool, problems: Sequence[Problem]) -> None:
 
 main.add_command(run)
 main.add_command(verify)
+main.add_command(serve)

@@ -143,6 +143,10 @@ class EventWriter:
             self._jsonl.write("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs))
             self._jsonl.flush()
 
+    def discard(self) -> None:
+        """Drop what was not committed (after the store failed)."""
+        self._docs, self._trials, self._failure = [], [], None
+
     def _raise_failure(self) -> None:
         if self._failure is not None:
             failure, self._failure = self._failure, None

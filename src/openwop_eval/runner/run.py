@@ -13,7 +13,7 @@ an uninterrupted one, and any auditor, reach the same summary. When the suite's
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from fractions import Fraction
 from typing import IO, Any, Protocol
@@ -22,14 +22,17 @@ from ..agents.base import Agent
 from ..core import GradingPlan, SuiteGrade, TrialRecord, grade_suite, plan_suite, summary_dict
 from ..core.rubric import Judge
 from ..core.stats import decimal_sum
-from ..store import RunRecord, Store
+from ..store import RunRecord, RunStatus, Store
 from ..suitefile import LoadedSuite
 from .events import (
     EVAL_COMPLETED,
     EVAL_STARTED,
+    RUN_CANCELLED,
     RUN_COMPLETED,
+    RUN_FAILED,
     RUN_STARTED,
     EventWriter,
+    Pending,
     new_id,
     pending,
 )
@@ -82,31 +85,52 @@ class Execution:
     recording: Recording | None = None
     observer: Observer | None = None
     jsonl: IO[str] | None = None
+    on_commit: Callable[[str], None] | None = None
+    """Called with the run id after each commit (a host wakes its event streams)."""
+    stopping: bool = False
+    """Set before cancelling to stop without ending the run (a host shutting down): the
+    finished trials are kept and the run stays open for recovery to resume."""
 
     @property
     def plan(self) -> GradingPlan:
         return plan_suite(self.loaded.suite)
 
 
-async def start_run(execution: Execution, suite_doc: dict[str, Any], agent_spec: str) -> RunResult:
+def workflow_id(suite_id: str) -> str:
+    """The stable synthetic ``workflowId`` of an eval run (runs of a suite share it)."""
+    return f"eval:{suite_id}"
+
+
+def prepare_run(
+    execution: Execution,
+    suite_doc: dict[str, Any],
+    agent_spec: str,
+    owner: dict[str, Any] | None = None,
+    extra: dict[str, Any] | None = None,
+) -> RunRecord:
+    """Create the run in the store and commit ``run.started`` and ``eval.started``."""
     suite = execution.loaded.suite
+    tenant = execution.options.tenant
     run = execution.store.create_run(
         RunRecord(
-            run_id=f"{execution.options.tenant}/{new_id()}",
-            tenant=execution.options.tenant,
+            run_id=f"{tenant}/{new_id()}",
+            tenant=tenant,
             status="running",
             suite_id=suite.suite_id,
             suite_version=suite.version,
             agent_spec=agent_spec,
             agent_id=execution.agent.agent_id,
             suite_doc=suite_doc,
-            options=execution.options.as_dict(),
+            options={**execution.options.as_dict(), **(extra or {})},
         )
     )
+    started: dict[str, Any] = {"workflowId": workflow_id(suite.suite_id), "inputs": {}}
+    if owner is not None:
+        started["owner"] = owner
     writer = _writer(execution, run.run_id, -1)
     writer.write(
         [
-            pending(RUN_STARTED, {"workflowId": suite.suite_id, "inputs": {}}),
+            pending(RUN_STARTED, started),
             pending(
                 EVAL_STARTED,
                 {
@@ -119,7 +143,54 @@ async def start_run(execution: Execution, suite_doc: dict[str, Any], agent_spec:
         ]
     )
     writer.flush()
-    return await _execute(execution, run.run_id, writer)
+    return run
+
+
+async def start_run(execution: Execution, suite_doc: dict[str, Any], agent_spec: str) -> RunResult:
+    run = prepare_run(execution, suite_doc, agent_spec)
+    return await execute_run(execution, run.run_id)
+
+
+async def execute_run(execution: Execution, run_id: str) -> RunResult:
+    """Run the missing trials of a prepared (or interrupted) run and decide it.
+
+    Cancelled, it commits its finished trials and ends with ``run.cancelled``; failing, it
+    ends with ``run.failed``. Either way the run is left terminal, never ``running``.
+    """
+    store = execution.store
+    writer = _writer(execution, run_id, store.last_sequence(run_id))
+    try:
+        return await _execute(execution, run_id, writer)
+    except asyncio.CancelledError:
+        if execution.stopping:
+            writer.flush()
+        else:
+            _terminate(execution, run_id, writer, "cancelled", pending(RUN_CANCELLED, {}))
+        raise
+    except Exception as exc:
+        failed = pending(RUN_FAILED, {"error": {"code": "run_failed", "message": str(exc)[:500]}})
+        _terminate(execution, run_id, writer, "failed", failed, str(exc))
+        raise
+
+
+def _terminate(
+    execution: Execution,
+    run_id: str,
+    writer: EventWriter,
+    status: RunStatus,
+    event: Pending,
+    error: str | None = None,
+) -> None:
+    try:
+        writer.flush()  # finished trials first
+    except Exception:  # the store may be what failed; what is committed is kept
+        writer.discard()
+    try:
+        writer.write([event])
+        writer.flush()
+        execution.store.set_status(run_id, status, error=error)
+    except Exception:  # nothing more can be recorded; the host's recovery will close the run
+        return
 
 
 async def resume_run(execution: Execution, run: RunRecord) -> RunResult:
@@ -127,14 +198,15 @@ async def resume_run(execution: Execution, run: RunRecord) -> RunResult:
     if execution.jsonl is not None:  # the file gets the whole log, not just the new part
         for doc in store.events(run.run_id):
             execution.jsonl.write(_line(doc))
-    writer = _writer(execution, run.run_id, store.last_sequence(run.run_id))
     store.set_status(run.run_id, "running")
-    return await _execute(execution, run.run_id, writer)
+    return await execute_run(execution, run.run_id)
 
 
 def _writer(execution: Execution, run_id: str, last: int) -> EventWriter:
     def commit(docs: list[dict[str, Any]], trials: list[Any]) -> None:
         execution.store.append(run_id, docs, trials)
+        if execution.on_commit is not None:
+            execution.on_commit(run_id)
 
     return EventWriter(run_id, commit, last, execution.jsonl)
 

@@ -45,3 +45,39 @@ trial_results = sa.Table(
     sa.Column("invocation_id", sa.String(128), nullable=False),
     sa.Column("data", sa.JSON, nullable=False),
 )
+
+deployments = sa.Table(
+    "deployments",
+    metadata,
+    sa.Column("tenant", sa.String(160), primary_key=True),
+    sa.Column("agent_id", sa.String(200), primary_key=True),
+    sa.Column("version", sa.String(100), primary_key=True),
+    sa.Column("state", sa.String(20), nullable=False),
+    sa.Column("channels", sa.JSON, nullable=False),
+    sa.Column("eval_run_id", sa.String(300), nullable=True),
+    sa.Column("rollback_pointer", sa.String(100), nullable=True),
+    sa.Column("updated_at", sa.String(40), nullable=False),
+)
+
+deployment_history = sa.Table(
+    "deployment_history",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("tenant", sa.String(160), nullable=False),
+    sa.Column("agent_id", sa.String(200), nullable=False),
+    sa.Column("event", sa.JSON, nullable=False),
+    sa.Column("created_at", sa.String(40), nullable=False),
+    sa.Index("ix_deployment_history_agent", "tenant", "agent_id"),
+)
+
+idempotency = sa.Table(
+    "idempotency",
+    metadata,
+    sa.Column("tenant", sa.String(160), primary_key=True),
+    sa.Column("operation", sa.String(120), primary_key=True),
+    sa.Column("key", sa.String(300), primary_key=True),
+    sa.Column("request_hash", sa.String(64), nullable=False),
+    sa.Column("status_code", sa.Integer, nullable=True),
+    sa.Column("response", sa.JSON, nullable=True),
+    sa.Column("created_at", sa.String(40), nullable=False),
+)

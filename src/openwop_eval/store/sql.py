@@ -86,7 +86,8 @@ class Store:
         self.engine.dispose()
 
     @contextmanager
-    def _tx(self) -> Iterator[Connection]:
+    def transaction(self) -> Iterator[Connection]:
+        """A transaction on the store; commits on success, rolls back on error."""
         try:
             with self.engine.begin() as connection:
                 yield connection
@@ -98,12 +99,12 @@ class Store:
     def create_run(self, run: RunRecord) -> RunRecord:
         stamp = now()
         row = {**_row(run), "created_at": stamp, "updated_at": stamp}
-        with self._tx() as tx:
+        with self.transaction() as tx:
             tx.execute(runs.insert().values(**row))
         return self.get_run(run.run_id)  # type: ignore[return-value]
 
     def get_run(self, run_id: str) -> RunRecord | None:
-        with self._tx() as tx:
+        with self.transaction() as tx:
             row = tx.execute(sa.select(runs).where(runs.c.run_id == run_id)).mappings().first()
         return None if row is None else RunRecord(**row)
 
@@ -129,9 +130,15 @@ class Store:
                     sa.and_(runs.c.created_at == stamp, runs.c.run_id < run_id),
                 )
             )
-        with self._tx() as tx:
+        with self.transaction() as tx:
             rows = tx.execute(query.limit(limit)).mappings().all()
         return [RunRecord(**row) for row in rows]
+
+    def unfinished_runs(self) -> list[RunRecord]:
+        """Every run, of any tenant, not yet completed, failed or cancelled."""
+        query = sa.select(runs).where(runs.c.status.in_(("pending", "running")))
+        with self.transaction() as tx:
+            return [RunRecord(**row) for row in tx.execute(query).mappings()]
 
     def set_status(
         self,
@@ -146,7 +153,7 @@ class Store:
             values["summary"] = summary
         if error is not None:
             values["error"] = error
-        with self._tx() as tx:
+        with self.transaction() as tx:
             tx.execute(runs.update().where(runs.c.run_id == run_id).values(**values))
 
     # --- events and trials --------------------------------------------------------------
@@ -161,7 +168,7 @@ class Store:
 
         A trial's diagnostics are written once, with the events that mark it done.
         """
-        with self._tx() as tx:
+        with self.transaction() as tx:
             if docs:
                 tx.execute(
                     events.insert(),
@@ -201,18 +208,18 @@ class Store:
         )
         if limit is not None:
             query = query.limit(limit)
-        with self._tx() as tx:
+        with self.transaction() as tx:
             return [row[0] for row in tx.execute(query)]
 
     def last_sequence(self, run_id: str) -> int:
         query = sa.select(sa.func.max(events.c.sequence)).where(events.c.run_id == run_id)
-        with self._tx() as tx:
+        with self.transaction() as tx:
             value = tx.execute(query).scalar()
         return -1 if value is None else int(value)
 
     def trial_results(self, run_id: str) -> dict[tuple[str, int], dict[str, Any]]:
         query = sa.select(trial_results).where(trial_results.c.run_id == run_id)
-        with self._tx() as tx:
+        with self.transaction() as tx:
             rows = tx.execute(query).mappings().all()
         return {
             (r["task_id"], r["trial"]): {**r["data"], "invocationId": r["invocation_id"]}

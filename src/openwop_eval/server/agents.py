@@ -1,0 +1,98 @@
+"""Agent routes: the inventory of runnable agents and their gated deployments."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import unquote
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from .auth import require
+from .catalog import HostAgent
+from .deploy import gate_error, gate_refusal, gated, parse_transition, plan
+from .errors import not_found
+from .state import host, idempotent, json_body, principal, respond
+
+SCOPES = {
+    "promote": "deploy:promote",
+    "adjust-canary": "deploy:promote",
+    "pause": "deploy:pause",
+    "deprecate": "deploy:pause",
+    "rollback": "deploy:rollback",
+}
+
+
+def _entry(agent: HostAgent) -> dict[str, Any]:
+    config = agent.config
+    entry: dict[str, Any] = {
+        "agentId": agent.agent_id,
+        "label": config.label or agent.agent_id,
+        "persona": config.label or agent.agent_id,
+        "modelClass": config.model_class,
+        "toolAllowlist": sorted(agent.live or {}),
+        "hasHandoffSchemas": False,
+    }
+    if config.description:
+        entry["description"] = config.description
+    return entry
+
+
+def _agent(request: Request) -> HostAgent:
+    agent_id = unquote(request.path_params["agent_id"])
+    agent = host(request).catalog.agents.get(agent_id)
+    if agent is None:
+        raise not_found(f"agent {agent_id}")
+    return agent
+
+
+async def list_agents(request: Request) -> JSONResponse:
+    require(principal(request), "agents:read")
+    agents = host(request).catalog.agents.values()
+    return respond(200, {"agents": [_entry(a) for a in agents]})
+
+
+async def get_agent(request: Request) -> JSONResponse:
+    require(principal(request), "agents:read")
+    return respond(200, _entry(_agent(request)))
+
+
+async def list_deployments(request: Request) -> JSONResponse:
+    who = principal(request)
+    require(who, "agents:read")
+    agent = _agent(request)
+    records = host(request).host_store.deployments(who.tenant, agent.agent_id)
+    return respond(200, [r.wire() for r in records])
+
+
+async def transition(request: Request) -> JSONResponse:
+    who = principal(request)
+    agent = _agent(request)
+    body = parse_transition(await json_body(request))
+    require(who, SCOPES[body["transition"]])  # fail closed before anything is read or written
+    state = host(request)
+
+    async def handler() -> tuple[int, Any]:
+        records = state.host_store.deployments(who.tenant, agent.agent_id)
+        current = next((r.state for r in records if r.version == body["version"]), "draft")
+        policy = state.config.deployment
+        if gated(body, policy, current):
+            run_id = body.get("evalRunId")
+            run = state.store.get_run(run_id) if isinstance(run_id, str) else None
+            reason = (
+                "no evalRunId was given"
+                if run_id is None
+                else gate_refusal(run, who.tenant, agent.agent_id, policy)
+            )
+            if reason is not None:
+                raise gate_error(run_id, reason)
+        changes, target, event = plan(records, body, who.tenant, agent.agent_id, policy)
+        state.host_store.save(changes, event)
+        saved = next(
+            r
+            for r in state.host_store.deployments(who.tenant, agent.agent_id)
+            if r.version == target.version
+        )
+        return 200, saved.wire()
+
+    return await idempotent(request, who, f"deploy:{agent.agent_id}", body, handler)

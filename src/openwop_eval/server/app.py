@@ -1,0 +1,162 @@
+"""The ASGI app: routes in one place, version negotiation, the error envelope, lifecycle."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from .. import __version__
+from ..store import Store
+from ..store.host import HostStore
+from .agents import get_agent, list_agents, list_deployments, transition
+from .auth import KeyRing
+from .catalog import Catalog
+from .config import DEPLOYMENT_STATES, HostConfig
+from .errors import PROTOCOL_VERSION, ApiError, envelope, handle_api_error, handle_unexpected
+from .hub import Hub
+from .manager import RunManager
+from .runs import cancel_run, create_run, eval_summary, get_run, list_runs
+from .state import HostState, host, respond
+from .stream import events, poll
+
+
+def discovery_document(state: HostState) -> dict[str, Any]:
+    config, catalog = state.config, state.catalog
+    eval_suite: dict[str, Any] = {
+        "modes": catalog.modes,
+        "maxTasksPerSuite": config.limits.max_tasks_per_suite,
+        "trajectory": True,
+        "trials": True,
+        "recordedFixtures": True,
+    }
+    doc: dict[str, Any] = {
+        "protocolVersions": [PROTOCOL_VERSION],
+        "preferredVersion": PROTOCOL_VERSION,
+        "protocolVersion": PROTOCOL_VERSION,
+        "engineVersion": 1,
+        "eventLogSchemaVersion": 3,
+        "implementation": {"name": "openwop-eval", "version": __version__},
+        "agents": {
+            "status": "experimental",
+            "since": "2.0",
+            "until": "2099-01-01",
+            "witness": "witnessable-gated",
+            "manifestRuntime": {"installScope": "host"},
+            "evalSuite": eval_suite,
+            "deployment": {
+                "channels": list(config.deployment.channels),
+                "canary": False,
+                "rollback": True,
+                "states": list(DEPLOYMENT_STATES),
+            },
+        },
+        "runList": {
+            "status": "stable",
+            "since": "2.0",
+            "witness": "witnessable-gated",
+            "maxPageSize": config.limits.max_page_size,
+            "filters": ["workflowId", "status"],
+        },
+    }
+    if catalog.fixtures:
+        doc["fixtures"] = list(catalog.fixtures)
+    return doc
+
+
+async def discovery(request: Request) -> Response:
+    body = discovery_document(host(request))
+    tag = '"' + hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:32] + '"'
+    if request.headers.get("if-none-match") == tag:
+        return Response(status_code=304, headers={"ETag": tag, "OpenWOP-Version": PROTOCOL_VERSION})
+    return respond(200, body, {"ETag": tag})
+
+
+ROUTES = [
+    Route("/.well-known/openwop", discovery, methods=["GET"]),
+    Route("/runs", create_run, methods=["POST"]),
+    Route("/runs", list_runs, methods=["GET"]),
+    Route("/runs/{run_id}", get_run, methods=["GET"]),
+    Route("/runs/{run_id}/cancel", cancel_run, methods=["POST"]),
+    Route("/runs/{run_id}/events", events, methods=["GET"]),
+    Route("/runs/{run_id}/events/poll", poll, methods=["GET"]),
+    Route("/runs/{run_id}/eval-summary", eval_summary, methods=["GET"]),
+    Route("/agents", list_agents, methods=["GET"]),
+    Route("/agents/{agent_id}", get_agent, methods=["GET"]),
+    Route("/agents/{agent_id}/deployments", list_deployments, methods=["GET"]),
+    Route("/agents/{agent_id}/deployments", transition, methods=["POST"]),
+]
+
+
+class ProtocolMiddleware:
+    """Refuse unknown protocol majors (406), keep projected ids whole, stamp the version."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        requested = headers.get("openwop-version")
+        if requested is not None and requested.split(".")[0].strip() != "2":
+            body = envelope(
+                "protocol_version_unsupported",
+                f"protocol version {requested} is not served",
+                {"protocolVersions": [PROTOCOL_VERSION]},
+            )
+            response = JSONResponse(
+                body, status_code=406, headers={"OpenWOP-Version": PROTOCOL_VERSION}
+            )
+            await response(scope, receive, send)
+            return
+        raw = scope.get("raw_path") or b""
+        if b"%2F" in raw or b"%2f" in raw:  # a front door percent-encoded the id's slash
+            from urllib.parse import unquote
+
+            path = raw.split(b"?")[0].replace(b"%2F", b"~2F").replace(b"%2f", b"~2F")
+            scope = {**scope, "path": unquote(path.decode("latin-1"))}
+        await self.app(scope, receive, send)
+
+
+def create_app(config: HostConfig, store: Store | None = None) -> Starlette:
+    """The host as an ASGI app; eval runs execute in this process."""
+    store = store or Store(config.database)
+    catalog = Catalog(config)
+    hub = Hub()
+    state = HostState(
+        config,
+        store,
+        HostStore(store),
+        catalog,
+        hub,
+        RunManager(store, catalog, hub),
+        KeyRing(config),
+    )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        state.manager.recover()
+        try:
+            yield
+        finally:
+            await state.manager.shutdown()
+            await catalog.aclose()
+
+    app = Starlette(
+        routes=ROUTES,
+        lifespan=lifespan,
+        exception_handlers={ApiError: handle_api_error, Exception: handle_unexpected},
+    )
+    app.state.host = state
+    app.add_middleware(ProtocolMiddleware)
+    return app

@@ -1,0 +1,131 @@
+"""What the host can run: the configured suites (by ``suiteId@version``) and agents."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ..agents import Agent, resolve_agent
+from ..core import SuiteError
+from ..judges import resolve_judge
+from ..runner.tools import LiveTool, load_live_tools
+from ..suitefile import LoadedSuite, load_suite
+from .config import AgentConfig, ConfigError, HostConfig
+
+FIXTURE_IDS = ("conformance-eval-trajectory-gate", "conformance-eval-trajectory-gate-mean")
+SUITE_SUFFIXES = (".json", ".yaml", ".yml")
+
+
+@dataclass(frozen=True)
+class CatalogSuite:
+    loaded: LoadedSuite
+    doc: dict[str, Any]
+    source: str
+
+    @property
+    def ref(self) -> str:
+        return f"{self.loaded.suite.suite_id}@{self.loaded.suite.version}"
+
+
+@dataclass
+class HostAgent:
+    agent_id: str
+    config: AgentConfig
+    agent: Agent
+    live: dict[str, LiveTool] | None
+    judge: Any
+
+
+class Catalog:
+    def __init__(self, config: HostConfig) -> None:
+        self.config = config
+        self.suites: dict[tuple[str, str], CatalogSuite] = {}
+        self.fixtures: list[str] = []
+        problems: list[str] = []
+        for source in self._suite_files():
+            try:
+                loaded = load_suite(source)
+            except SuiteError as exc:
+                problems.append("\n".join(f"{source}: {p}" for p in exc.problems))
+                continue
+            suite = loaded.suite
+            key = (suite.suite_id, suite.version)
+            if key in self.suites:
+                problems.append(
+                    f"{source}: {suite.suite_id}@{suite.version} is also defined in"
+                    f" {self.suites[key].source}"
+                )
+                continue
+            doc = suite.model_dump(by_alias=True, exclude_none=True, mode="json")
+            self.suites[key] = CatalogSuite(loaded, doc, str(source))
+        if config.conformance_fixtures:
+            self.fixtures = list(FIXTURE_IDS)
+        self.agents: dict[str, HostAgent] = {}
+        for agent_id, agent_config in config.agents.items():
+            try:
+                self.agents[agent_id] = self._agent(agent_id, agent_config)
+            except (ValueError, OSError, ImportError) as exc:
+                problems.append(f"agents.{agent_id}: {exc}")
+        if problems:
+            raise ConfigError("the host configuration does not load:\n" + "\n".join(problems))
+
+    def _suite_files(self) -> list[Path]:
+        files: list[Path] = []
+        if self.config.conformance_fixtures:
+            base = Path(str(resources.files("openwop_eval.conformance") / "fixtures"))
+            files += [base / f"{name}.suite.json" for name in FIXTURE_IDS]
+        for entry in self.config.suites:
+            path = self.config.path(entry)
+            if path.is_dir():
+                files += sorted(p for p in path.rglob("*") if p.suffix in SUITE_SUFFIXES)
+            else:
+                files.append(path)
+        return files
+
+    def _agent(self, agent_id: str, config: AgentConfig) -> HostAgent:
+        spec = _absolute(config.agent, self.config)
+        agent = resolve_agent(spec, agent_id=agent_id, threads=config.concurrency)
+        live = load_live_tools(str(self.config.path(config.tools))) if config.tools else None
+        judge = resolve_judge(_absolute(config.judge, self.config)) if config.judge else None
+        return HostAgent(agent_id, config, agent, live, judge)
+
+    def suite(self, ref: str) -> CatalogSuite | None:
+        """``suiteId@version``, or ``suiteId`` alone for its highest configured version."""
+        suite_id, _, version = ref.partition("@")
+        if version:
+            return self.suites.get((suite_id, version))
+        versions = [v for (s, v) in self.suites if s == suite_id]
+        if not versions:
+            return None
+        latest = max(versions, key=lambda v: tuple(int(x) for x in v.split(".")))
+        return self.suites[(suite_id, latest)]
+
+    @property
+    def modes(self) -> list[str]:
+        modes = ["golden"]
+        if any(a.judge is not None for a in self.agents.values()):
+            modes.append("rubric")
+        return modes
+
+    async def aclose(self) -> None:
+        for agent in self.agents.values():
+            if agent.judge is not None:
+                await agent.judge.aclose()
+            close = getattr(agent.agent, "close", None)
+            if callable(close):
+                close()
+
+
+def _absolute(spec: str | None, config: HostConfig) -> str:
+    """Resolve the file paths in an agent or judge specification against the config file."""
+    if spec is None:
+        return ""
+    for prefix in ("scripted:",):
+        if spec.startswith(prefix):
+            return prefix + str(config.path(spec.removeprefix(prefix)))
+    target, sep, attribute = spec.rpartition(":")
+    if sep and target.endswith(".py") and not spec.startswith("cmd:"):
+        return f"{config.path(target)}:{attribute}"
+    return spec

@@ -1,0 +1,152 @@
+"""The host's configuration: one TOML file (or the documented development default).
+
+    database = "sqlite:///./host.sqlite"        # or postgresql://user@host/db
+    suites = ["suites/"]                        # files or directories of suites
+    conformance_fixtures = true                 # also serve the RFC 0246 fixtures
+
+    [agents."acme.support-resolver"]            # the agents the host may run, by agentId
+    agent = "agents/resolver.py:answer"         # any runner agent form
+    judge = "scripted:judges/resolver.json"     # for rubric tasks (optional)
+    tools = "agents/tools.py"                   # live tools (optional)
+    concurrency = 8
+    timeout_s = 300
+
+    [deployment]                                # the gate on promotions
+    required_eval = true
+    gated_states = ["active"]
+    required_pass_score = 0.9                   # optional; never admits a run that did not pass
+
+    [[api_keys]]
+    key_sha256 = "…"                            # or key = "…" (development only)
+    name = "deploy-pipeline"
+    tenant = "acme"
+    scopes = ["runs:create", "runs:read", "deploy:promote"]
+
+Relative paths are read relative to the configuration file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tomllib
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from ..core import OpenwopEvalError
+
+ALL_SCOPES = (
+    "runs:create",
+    "runs:read",
+    "runs:cancel",
+    "agents:read",
+    "deploy:promote",
+    "deploy:pause",
+    "deploy:rollback",
+)
+DEPLOYMENT_STATES = ("draft", "test", "staged", "active", "paused", "deprecated", "rolled-back")
+DEV_KEY = "dev-key"
+
+
+class ConfigError(OpenwopEvalError, ValueError):
+    """The host configuration is invalid; the message lists every problem."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class AgentConfig(_Strict):
+    agent: str = Field(min_length=1)
+    judge: str | None = None
+    tools: str | None = None
+    concurrency: int = Field(8, ge=1)
+    timeout_s: float = Field(300, gt=0)
+    label: str | None = None
+    model_class: Literal[
+        "reasoning", "writing", "coding", "research", "classification", "general"
+    ] = "general"
+    description: str | None = None
+
+
+class DeploymentPolicy(_Strict):
+    required_eval: bool = True
+    gated_states: tuple[Literal["test", "staged", "active"], ...] = ("active",)
+    required_pass_score: float | None = Field(None, ge=0, le=1)
+    channels: tuple[str, ...] = ("stable",)
+
+
+class ApiKey(_Strict):
+    name: str = Field(min_length=1)
+    tenant: str = Field(pattern=r"^[A-Za-z0-9._-]{1,128}$")
+    scopes: tuple[str, ...] = ALL_SCOPES
+    key: str | None = Field(None, min_length=6)
+    key_sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
+
+    @model_validator(mode="after")
+    def _one_secret(self) -> ApiKey:
+        if (self.key is None) == (self.key_sha256 is None):
+            raise ValueError("give exactly one of key or key_sha256")
+        unknown = set(self.scopes) - set(ALL_SCOPES)
+        if unknown:
+            raise ValueError(f"unknown scopes {sorted(unknown)}; known: {', '.join(ALL_SCOPES)}")
+        return self
+
+    @property
+    def digest(self) -> str:
+        return self.key_sha256 or hashlib.sha256((self.key or "").encode()).hexdigest()
+
+
+class Limits(_Strict):
+    max_body_bytes: int = Field(1_048_576, ge=1024)
+    max_tasks_per_suite: int = Field(1000, ge=1)
+    max_page_size: int = Field(100, ge=1, le=1000)
+
+
+class HostConfig(_Strict):
+    database: str | None = None
+    suites: tuple[str, ...] = ()
+    conformance_fixtures: bool = False
+    agents: dict[str, AgentConfig] = Field(default_factory=dict)
+    deployment: DeploymentPolicy = DeploymentPolicy()
+    api_keys: tuple[ApiKey, ...] = ()
+    limits: Limits = Limits()
+    base_dir: str = "."
+    development: bool = False
+
+    def path(self, relative: str) -> Path:
+        return (Path(self.base_dir) / relative).resolve()
+
+
+def load_config(path: str | Path) -> HostConfig:
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}") from exc
+    try:
+        return HostConfig.model_validate({**raw, "base_dir": str(path.parent.resolve())})
+    except ValidationError as exc:
+        lines = [f"  {'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()]
+        raise ConfigError(f"{path}: {len(lines)} problem(s):\n" + "\n".join(lines)) from None
+
+
+def development_config(database: str | None = None) -> HostConfig:
+    """No config file: the RFC 0246 conformance fixtures and their scripted agent, one
+    all-scopes API key ``dev-key`` for tenant ``dev``. Never for production."""
+    fixtures = resources.files("openwop_eval.conformance") / "fixtures"
+    return HostConfig(
+        database=database,
+        conformance_fixtures=True,
+        agents={
+            "core.conformance.mock-agent": AgentConfig(
+                agent=f"scripted:{fixtures / 'conformance-mock-agent.json'}", timeout_s=60
+            )
+        },
+        api_keys=(ApiKey(name="development", tenant="dev", key=DEV_KEY),),
+        development=True,
+    )

@@ -1,0 +1,69 @@
+"""The one error envelope: ``{"error": code, "message": text, "details"?: {...}}``.
+
+Every refusal the host makes is an :class:`ApiError` with a registered code and its
+registered status; one handler renders them, and anything unexpected becomes a 500
+``internal_error`` without leaking internals.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+log = logging.getLogger("openwop_eval.server")
+
+PROTOCOL_VERSION = "2.0"
+
+
+class ApiError(Exception):
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        details: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+        self.details = details
+        self.headers = headers or {}
+
+
+def envelope(code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = {"error": code, "message": message}
+    if details:
+        body["details"] = details
+    return body
+
+
+def error_response(error: ApiError) -> JSONResponse:
+    headers = {"OpenWOP-Version": PROTOCOL_VERSION, **error.headers}
+    if error.status == 401:
+        headers["WWW-Authenticate"] = "Bearer"
+    return JSONResponse(
+        envelope(error.code, error.message, error.details),
+        status_code=error.status,
+        headers=headers,
+    )
+
+
+async def handle_api_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ApiError)
+    return error_response(exc)
+
+
+async def handle_unexpected(request: Request, exc: Exception) -> Response:
+    log.exception("unhandled error on %s %s", request.method, request.url.path)
+    return error_response(ApiError(500, "internal_error", "the host failed to answer"))
+
+
+def not_found(what: str = "the resource") -> ApiError:
+    return ApiError(404, "not_found", f"{what} was not found")
+
+
+def validation(message: str, details: dict[str, Any] | None = None) -> ApiError:
+    return ApiError(400, "validation_error", message, details)

@@ -1,0 +1,31 @@
+"""Run ids on the wire: tenant-bound ``tenant/opaque``, projected into one path segment.
+
+Projection (ids.schema.json): every UTF-8 byte outside ``[A-Za-z0-9._-]`` becomes ``~HH``
+(upper-case hex); decoding also accepts percent escapes, which some front doors produce.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import unquote
+
+from .errors import validation
+
+_SAFE = re.compile(rb"[A-Za-z0-9._-]")
+_ESCAPE = re.compile(r"~([0-9A-Fa-f]{2})")
+
+
+def project(run_id: str) -> str:
+    return "".join(
+        chr(b) if _SAFE.fullmatch(bytes([b])) else f"~{b:02X}" for b in run_id.encode("utf-8")
+    )
+
+
+def unproject(segment: str) -> str:
+    text = unquote(segment)
+    if re.search(r"~(?![0-9A-Fa-f]{2})", text):
+        raise validation(
+            "a '~' in a run id must start a two-digit hex escape", {"segment": segment}
+        )
+    raw = _ESCAPE.sub(lambda m: "%" + m.group(1), text.replace("%", "%25"))
+    return unquote(raw, errors="strict")

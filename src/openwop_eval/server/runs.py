@@ -1,0 +1,265 @@
+"""Run routes: create an eval run, read it, list, cancel, and read its EvalSummary."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from ..runner.run import recording_from, workflow_id
+from ..store import RunRecord
+from .auth import Principal, require
+from .catalog import Catalog
+from .errors import ApiError, not_found, validation
+from .ids import project, unproject
+from .state import host, idempotent, json_body, principal, respond
+
+CREATE_KEYS = {
+    "mode",
+    "evalSuiteRef",
+    "agentId",
+    "evalModes",
+    "baselineRunId",
+    "fixtureRuns",
+    "configurable",
+    "tags",
+    "metadata",
+    "inputs",
+    "tenantId",
+    "scopeId",
+    "residency",
+    "callbackUrl",
+    "workflowId",
+}
+
+
+def snapshot(run: RunRecord) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "runId": run.run_id,
+        "workflowId": workflow_id(run.suite_id),
+        "status": run.status,
+        "eventLogSchemaVersion": 3,
+        "owner": run.options.get("owner") or _owner(run.tenant),
+        "startedAt": run.created_at,
+        "metadata": {
+            "evalSuiteRef": f"{run.suite_id}@{run.suite_version}",
+            "agentId": run.agent_id,
+        },
+    }
+    if run.terminal:
+        body["completedAt"] = run.updated_at
+    if run.error:
+        body["error"] = {"code": "run_failed", "message": run.error}
+    return body
+
+
+def _owner(tenant: str) -> dict[str, Any]:
+    return {
+        "tenant": tenant,
+        "subject": {
+            "issuer": "urn:openwop-eval:host",
+            "subjectId": tenant,
+            "tenant": tenant,
+            "lane": "api-key",
+            "kind": "user",
+        },
+    }
+
+
+def own_run(request: Request, who: Principal) -> RunRecord:
+    """The run named in the path, if it belongs to the caller's tenant."""
+    run_id = unproject(request.path_params["run_id"])
+    tenant, sep, _ = run_id.partition("/")
+    if not sep:
+        raise not_found("the run")
+    if tenant != who.tenant:
+        raise ApiError(403, "id_tenant_mismatch", "the run id belongs to another tenant")
+    run = host(request).store.get_run(run_id)
+    if run is None:
+        raise not_found("the run")
+    return run
+
+
+async def create_run(request: Request) -> JSONResponse:
+    who = principal(request)
+    require(who, "runs:create")
+    body = await json_body(request)
+
+    async def handler() -> tuple[int, Any]:
+        return 201, _create(request, who, body)
+
+    return await idempotent(request, who, "runs.create", body, handler)
+
+
+def _create(request: Request, who: Principal, body: Any) -> dict[str, Any]:
+    state = host(request)
+    if not isinstance(body, dict):
+        raise validation("the body must be a JSON object")
+    problems = [f"unknown key {k!r}" for k in body if k not in CREATE_KEYS]
+    if body.get("mode") != "eval":
+        problems.append('this host runs eval runs only: mode must be "eval"')
+    ref, agent_id = body.get("evalSuiteRef"), body.get("agentId")
+    if not isinstance(ref, str) or not ref:
+        problems.append("evalSuiteRef is required (suiteId@version)")
+    if not isinstance(agent_id, str) or not agent_id:
+        problems.append("agentId is required")
+    if "baselineRunId" in body:
+        problems.append(
+            "baselineRunId needs agents.evalSuite.baselineSelection, which this"
+            " host does not advertise"
+        )
+    if body.get("tenantId", who.tenant) != who.tenant:
+        raise ApiError(403, "id_tenant_mismatch", "tenantId is not the caller's tenant")
+    if problems:
+        raise validation("the run request is invalid", {"problems": problems})
+    suite = state.catalog.suite(str(ref))
+    agent = state.catalog.agents.get(str(agent_id))
+    if suite is None:
+        raise validation(
+            f"no suite {ref!r} on this host",
+            {"suites": sorted(s.ref for s in state.catalog.suites.values())},
+        )
+    if agent is None:
+        raise validation(f"agent {agent_id!r} is not configured on this host")
+    _check_suite(state.catalog, suite.loaded.suite, str(agent_id), body, agent.judge is not None)
+    recording = _fixture_runs(request, who, body.get("fixtureRuns"), suite.loaded.suite)
+    extra = {
+        "owner": who.owner(),
+        **({"fixtureRuns": body["fixtureRuns"]} if "fixtureRuns" in body else {}),
+    }
+    run = state.manager.start(who.tenant, who.owner(), suite, agent, extra, recording)
+    path = f"/runs/{project(run.run_id)}"
+    return {
+        "runId": run.run_id,
+        "status": "running",
+        "eventsUrl": f"{path}/events",
+        "statusUrl": path,
+    }
+
+
+def _check_suite(
+    catalog: Catalog, suite: Any, agent_id: str, body: dict[str, Any], has_judge: bool
+) -> None:
+    limit = catalog.config.limits.max_tasks_per_suite
+    if len(suite.tasks) > limit:
+        raise validation(f"the suite has {len(suite.tasks)} tasks; this host runs at most {limit}")
+    if suite.target_agent_id is not None and suite.target_agent_id != agent_id:
+        raise validation(f"the suite targets agent {suite.target_agent_id}, not {agent_id}")
+    modes = body.get("evalModes")
+    if modes is not None:
+        if not isinstance(modes, list) or not modes or not all(isinstance(m, str) for m in modes):
+            raise validation("evalModes must be a non-empty list of modes")
+        bad = [m for m in modes if m not in suite.modes or m not in catalog.modes]
+        if bad:
+            raise validation(
+                f"modes {bad} are not declared by the suite or not run here",
+                {"suiteModes": list(suite.modes), "hostModes": catalog.modes},
+            )
+    if any(t.expected.kind == "rubric" for t in suite.tasks) and not has_judge:
+        raise validation(f"the suite has rubric tasks and agent {agent_id} has no judge")
+
+
+def _fixture_runs(request: Request, who: Principal, value: Any, suite: Any) -> Any:
+    if value is None:
+        return None
+    task_ids = {t.task_id for t in suite.tasks}
+    refused = validation(
+        "fixtureRuns must map task ids of the suite to completed eval runs of"
+        " the same suite in your tenant"
+    )
+    if not isinstance(value, dict) or not value:
+        raise refused
+    store = host(request).store
+    docs_by_run: dict[str, list[dict[str, Any]]] = {}
+    for task_id, run_id in value.items():
+        run = store.get_run(run_id) if isinstance(run_id, str) else None
+        if (
+            task_id not in task_ids
+            or run is None
+            or run.tenant != who.tenant
+            or run.status != "completed"
+            or run.suite_id != suite.suite_id
+        ):
+            raise refused  # the same answer whatever the reason
+        docs_by_run.setdefault(run_id, store.events(run_id))
+    recording: dict[str, Any] = {}
+    for task_id, run_id in value.items():
+        recording.update(recording_from(docs_by_run[run_id], [task_id]))
+    return recording
+
+
+async def get_run(request: Request) -> JSONResponse:
+    who = principal(request)
+    require(who, "runs:read")
+    return respond(200, snapshot(own_run(request, who)))
+
+
+async def list_runs(request: Request) -> JSONResponse:
+    who = principal(request)
+    require(who, "runs:read")
+    state = host(request)
+    query = request.query_params
+    try:
+        limit = int(query.get("limit", "20"))
+    except ValueError:
+        raise validation("limit must be an integer") from None
+    if not 1 <= limit <= state.config.limits.max_page_size:
+        raise validation(f"limit must be between 1 and {state.config.limits.max_page_size}")
+    before = _decode_cursor(query["cursor"]) if "cursor" in query else None
+    status = query.get("status")
+    runs = state.store.list_runs(who.tenant, status=status, limit=limit + 1, before=before)
+    workflow = query.get("workflowId")
+    if workflow is not None:
+        runs = [r for r in runs if workflow_id(r.suite_id) == workflow]
+    body: dict[str, Any] = {"runs": [snapshot(r) for r in runs[:limit]]}
+    if len(runs) > limit:
+        last = runs[limit - 1]
+        body["nextCursor"] = base64.urlsafe_b64encode(
+            f"{last.created_at}|{last.run_id}".encode()
+        ).decode()
+    return respond(200, body)
+
+
+def _decode_cursor(cursor: str) -> tuple[str, str]:
+    try:
+        stamp, sep, run_id = base64.urlsafe_b64decode(cursor.encode()).decode().partition("|")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        stamp, sep, run_id = "", "", ""
+    if not sep or not stamp or not run_id:
+        raise validation("the cursor was not minted by this host")
+    return stamp, run_id
+
+
+async def cancel_run(request: Request) -> JSONResponse:
+    who = principal(request)
+    require(who, "runs:cancel")
+    run = own_run(request, who)
+    await json_body(request)
+    if run.terminal:
+        raise ApiError(
+            409, "run_terminal", f"the run is already {run.status}", {"runStatus": run.status}
+        )
+    state = host(request)
+    await state.manager.cancel(run.run_id)
+    after = state.store.get_run(run.run_id)
+    status = after.status if after is not None and after.terminal else "cancelling"
+    return respond(200, {"runId": run.run_id, "status": status})
+
+
+async def eval_summary(request: Request) -> JSONResponse:
+    who = principal(request)
+    require(who, "runs:read")
+    run = own_run(request, who)
+    if run.mode != "eval":
+        raise not_found("an eval summary for this run")
+    if run.status != "completed" or run.summary is None:
+        raise ApiError(
+            409,
+            "run_state_conflict",
+            f"the eval run is {run.status}; its summary exists once it completes",
+            {"runStatus": run.status},
+        )
+    return respond(200, run.summary)

@@ -1,0 +1,120 @@
+"""Live events: Server-Sent Events (resumable with ``Last-Event-ID``) and long polling.
+
+A stream replays the log after the cursor, then waits for commits (woken by the hub, with a
+once-a-second look at the store so another process's writes are seen too), sends a comment
+every 15 s so proxies and the client's 30 s read timeout never cut an idle stream, and closes
+right after the run's terminal event.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, StreamingResponse
+
+from ..runner.events import RUN_CANCELLED, RUN_COMPLETED, RUN_FAILED
+from .auth import require
+from .errors import PROTOCOL_VERSION, ApiError, validation
+from .runs import own_run
+from .state import host, principal, respond
+
+TERMINAL = {RUN_COMPLETED, RUN_FAILED, RUN_CANCELLED}
+KEEPALIVE_S = 15.0
+RECHECK_S = 1.0
+PAGE = 500
+
+
+def _cursor(value: str | None, name: str) -> int:
+    if value is None or value == "":
+        return -1
+    try:
+        number = int(value)
+    except ValueError:
+        raise validation(f"{name} must be an integer sequence number") from None
+    return max(number, -1)
+
+
+async def events(request: Request) -> StreamingResponse:
+    who = principal(request)
+    require(who, "runs:read")
+    run = own_run(request, who)
+    mode = request.query_params.get("streamMode", "updates")
+    if any(m not in ("updates", "values") for m in mode.split(",")):
+        raise ApiError(
+            400,
+            "unsupported_stream_mode",
+            f"stream mode {mode!r} is not served",
+            {"supported": ["updates"]},
+        )
+    after = _cursor(request.headers.get("last-event-id"), "Last-Event-ID")
+    headers = {
+        "OpenWOP-Version": PROTOCOL_VERSION,
+        "Cache-Control": "no-cache",
+        "X-Accel-Buffering": "no",
+    }
+    return StreamingResponse(
+        _frames(request, run.run_id, after), headers=headers, media_type="text/event-stream"
+    )
+
+
+async def _frames(request: Request, run_id: str, after: int) -> AsyncIterator[str]:
+    state = host(request)
+    yield "retry: 1000\n\n"
+    quiet_since = time.monotonic()
+    while True:
+        signal = state.hub.signal(run_id)
+        docs = state.store.events(run_id, after, PAGE)
+        for doc in docs:
+            after = doc["sequence"]
+            yield f"id: {after}\nevent: {doc['type']}\ndata: {json.dumps(doc)}\n\n"
+            if doc["type"] in TERMINAL:
+                return
+        if docs:
+            quiet_since = time.monotonic()
+            continue
+        run = state.store.get_run(run_id)
+        if run is None or (run.terminal and not state.store.events(run_id, after, 1)):
+            return  # the terminal event was already sent before the cursor
+        if await request.is_disconnected():
+            return
+        if not await state.hub.wait(signal, RECHECK_S) and (
+            time.monotonic() - quiet_since >= KEEPALIVE_S
+        ):
+            quiet_since = time.monotonic()
+            yield ": keep-alive\n\n"
+
+
+async def poll(request: Request) -> JSONResponse:
+    who = principal(request)
+    require(who, "runs:read")
+    run = own_run(request, who)
+    state = host(request)
+    after = _cursor(request.query_params.get("afterSequence"), "afterSequence")
+    try:
+        timeout = float(request.query_params.get("timeout", "30"))
+    except ValueError:
+        raise validation("timeout must be a number of seconds") from None
+    if not 0 <= timeout <= 60:
+        raise validation("timeout must be between 0 and 60 seconds")
+    deadline = time.monotonic() + timeout
+    while True:
+        signal = state.hub.signal(run.run_id)
+        docs = state.store.events(run.run_id, after, PAGE)
+        current = state.store.get_run(run.run_id) or run
+        remaining = deadline - time.monotonic()
+        if docs or current.terminal or remaining <= 0:
+            break
+        await state.hub.wait(signal, min(remaining, RECHECK_S))
+    last = docs[-1]["sequence"] if docs else state.store.last_sequence(run.run_id)
+    body: dict[str, Any] = {
+        "runId": run.run_id,
+        "events": docs,
+        "lastSequence": last,
+        "status": current.status,
+        "isTerminal": current.terminal,
+    }
+    return respond(200, body)
