@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from openwop_client import AgentDeploymentTransition, CreateRunRequest, OpenwopClient, WopError
 
-from tests.server.conftest import Host
+from tests.hosts import Host
 
 AGENT = "acme.support-resolver"
 EXAMPLE_SUITE = "acme.support.evals.refunds@1.0.0"

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 from openwop_client.wire_id import project_id
 
-from tests.server.conftest import Host, api, wait_for
+from tests.hosts import Host, api, wait_for
 
 GATED = {"mode": "eval", "evalSuiteRef": "test.acme.evals.gated@1.0.0", "agentId": "test.gated"}
 

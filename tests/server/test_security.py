@@ -8,7 +8,7 @@ import httpx
 import pytest
 from openwop_client.wire_id import project_id
 
-from tests.server.conftest import Host, api, wait_for
+from tests.hosts import Host, api, wait_for
 
 GATE_SUITE = "core.conformance.evals.trajectory-gate@1.0.0"
 MOCK = "core.conformance.mock-agent"

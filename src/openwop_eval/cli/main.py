@@ -17,6 +17,7 @@ from .. import __version__
 from ..core import Problem, SuiteError
 from ..suitefile import load_suite
 from .codes import EXIT_INVALID
+from .conformance_cmd import conformance
 from .render import print_problems
 from .run_cmd import run
 from .serve_cmd import serve
@@ -68,3 +69,4 @@ def _dump(source: str, valid: bool, problems: Sequence[Problem]) -> None:
 main.add_command(run)
 main.add_command(verify)
 main.add_command(serve)
+main.add_command(conformance)

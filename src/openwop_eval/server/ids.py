@@ -9,16 +9,12 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote
 
+from ..wire import project
 from .errors import validation
 
-_SAFE = re.compile(rb"[A-Za-z0-9._-]")
+__all__ = ["project", "unproject"]
+
 _ESCAPE = re.compile(r"~([0-9A-Fa-f]{2})")
-
-
-def project(run_id: str) -> str:
-    return "".join(
-        chr(b) if _SAFE.fullmatch(bytes([b])) else f"~{b:02X}" for b in run_id.encode("utf-8")
-    )
 
 
 def unproject(segment: str) -> str:

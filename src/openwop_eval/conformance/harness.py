@@ -1,0 +1,257 @@
+"""Black-box RFC 0246 conformance against any OpenWOP host, by URL.
+
+For each host leg: check the capability and the fixture are advertised (else the leg is
+``inapplicable``), create an eval run of the fixture with the scripted conformance agent,
+follow its events to the end, read its summary, judge them with the witness, and recompute
+the verdict independently from the host's own event log — a host whose summary disagrees
+with its log fails. The server-free shape leg checks the summaries against the schema.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any, Literal
+
+import httpx
+
+from ..audit import verify_log
+from ..core import canonical_json
+from ..suitefile import LoadedSuite, parse_suite
+from ..wire import project
+from . import witness
+from .witness import Assertion
+
+Verdict = Literal["pass", "fail", "inapplicable"]
+AGENT_ID = "core.conformance.mock-agent"
+SUITE_REFS = {
+    witness.SUITE_FIXTURE: "core.conformance.evals.trajectory-gate@1.0.0",
+    witness.MEAN_FIXTURE: "core.conformance.evals.trajectory-gate-mean@1.0.0",
+}
+
+
+class HostUnreachableError(RuntimeError):
+    """The host did not answer discovery."""
+
+
+@dataclass
+class LegResult:
+    leg: str
+    verdict: Verdict
+    reason: str | None = None
+    assertions: list[Assertion] = field(default_factory=list)
+    run_id: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"leg": self.leg, "verdict": self.verdict}
+        if self.reason:
+            body["reason"] = self.reason
+        if self.run_id:
+            body["runId"] = self.run_id
+        body["assertions"] = [
+            {"name": a.name, "passed": a.passed, "expected": a.expected, "observed": a.observed}
+            for a in self.assertions
+        ]
+        return body
+
+
+@dataclass
+class ConformanceResult:
+    host: str
+    discovery_digest: str | None
+    legs: list[LegResult]
+
+    @property
+    def passed(self) -> bool:
+        return all(leg.verdict != "fail" for leg in self.legs)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "host": self.host,
+            "discoveryDigest": self.discovery_digest,
+            "passed": self.passed,
+            "legs": [leg.as_dict() for leg in self.legs],
+        }
+
+
+def fixture_suite(fixture: str) -> LoadedSuite:
+    path = resources.files("openwop_eval.conformance") / "fixtures" / f"{fixture}.suite.json"
+    return parse_suite(json.loads(path.read_text("utf-8")), source=fixture)
+
+
+class Harness:
+    def __init__(
+        self,
+        url: str,
+        api_key: str,
+        timeout_s: float = 120,
+        suite_refs: dict[str, str] | None = None,
+    ) -> None:
+        self.url = url.rstrip("/")
+        self.timeout_s = timeout_s
+        self.refs = {**SUITE_REFS, **(suite_refs or {})}
+        self.http = httpx.Client(
+            base_url=self.url,
+            timeout=30,
+            headers={
+                "Authorization": f"Bearer {api_key}",
+                "OpenWOP-Version": "2.0",
+                "Accept": "application/json",
+            },
+        )
+
+    def run(self) -> ConformanceResult:
+        try:
+            response = self.http.get("/.well-known/openwop")
+            discovery = response.json()
+        except (httpx.HTTPError, ValueError) as exc:
+            raise HostUnreachableError(f"{self.url}: discovery failed: {exc}") from exc
+        if response.status_code != 200 or not isinstance(discovery, dict):
+            raise HostUnreachableError(f"{self.url}: discovery answered {response.status_code}")
+        digest = hashlib.sha256(canonical_json(discovery).encode()).hexdigest()
+        agents = discovery.get("agents") if isinstance(discovery.get("agents"), dict) else {}
+        eval_suite = agents.get("evalSuite") if isinstance(agents, dict) else None
+        listed = discovery.get("fixtures")
+        fixtures: list[Any] = listed if isinstance(listed, list) else []
+        if not isinstance(eval_suite, dict):
+            why = "the host does not advertise agents.evalSuite"
+            return ConformanceResult(
+                self.url,
+                digest,
+                [
+                    LegResult(leg, "inapplicable", why)
+                    for leg in (witness.MEAN_GATED, witness.SUITE_GATED, witness.GATED_FIELDS_SHAPE)
+                ],
+            )
+        summaries: list[dict[str, Any]] = []
+        mean = self._host_leg(
+            witness.MEAN_GATED,
+            witness.MEAN_FIXTURE,
+            eval_suite,
+            fixtures,
+            ("trajectory", "trials"),
+            summaries,
+        )
+        suite = self._host_leg(
+            witness.SUITE_GATED,
+            witness.SUITE_FIXTURE,
+            eval_suite,
+            fixtures,
+            ("trajectory",),
+            summaries,
+        )
+        return ConformanceResult(self.url, digest, [mean, suite, self._shape_leg(summaries)])
+
+    def _host_leg(
+        self,
+        leg: str,
+        fixture: str,
+        eval_suite: dict[str, Any],
+        fixtures: list[Any],
+        facets: tuple[str, ...],
+        summaries: list[dict[str, Any]],
+    ) -> LegResult:
+        missing = [f for f in facets if f not in eval_suite]
+        if missing:
+            return LegResult(
+                leg, "inapplicable", f"the host does not advertise agents.evalSuite.{missing[0]}"
+            )
+        if fixture not in fixtures:
+            return LegResult(leg, "inapplicable", f"the host does not list the fixture {fixture}")
+        try:
+            run_id, events, summary = self._drive(fixture)
+        except LegError as exc:
+            return LegResult(
+                leg, "fail", str(exc), [Assertion(exc.name, False, exc.expected, exc.observed)]
+            )
+        summaries.append(summary)
+        scored = [e.get("payload") or {} for e in events if e.get("type") == "eval.scored"]
+        judge = witness.mean_gated if leg == witness.MEAN_GATED else witness.suite_gated
+        assertions = judge(scored, summary)
+        assertions += _recomputed(fixture_suite(fixture), events, summary)
+        verdict: Verdict = "pass" if all(a.passed for a in assertions) else "fail"
+        return LegResult(leg, verdict, None, assertions, run_id)
+
+    def _drive(self, fixture: str) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
+        body = {"mode": "eval", "evalSuiteRef": self.refs[fixture], "agentId": AGENT_ID}
+        created = self.http.post("/runs", json=body)
+        if created.status_code not in (200, 201):
+            raise LegError("the host creates the fixture's eval run", "201", _said(created))
+        run_id = str(created.json().get("runId"))
+        path = "/runs/" + project(run_id)
+        events: list[dict[str, Any]] = []
+        after, deadline = -1, time.monotonic() + self.timeout_s
+        while True:
+            page = self.http.get(
+                f"{path}/events/poll", params={"afterSequence": after, "timeout": 10}
+            )
+            if page.status_code != 200:
+                raise LegError("the host serves the run's events", "200", _said(page))
+            data = page.json()
+            events += data.get("events") or []
+            after = data.get("lastSequence", after)
+            if data.get("isTerminal"):
+                break
+            if time.monotonic() > deadline:
+                raise LegError("the run ends", f"within {self.timeout_s:g} s", data.get("status"))
+        summary = self.http.get(f"{path}/eval-summary")
+        if summary.status_code != 200:
+            raise LegError("the host serves the eval summary", "200", _said(summary))
+        return run_id, events, summary.json()
+
+    def _shape_leg(self, summaries: list[dict[str, Any]]) -> LegResult:
+        probe = {
+            "suiteId": "core.conformance.evals.shape",
+            "suiteVersion": "1.0.0",
+            "aggregateScore": 1,
+            "gatedAggregateScore": 0.5,
+            "passed": False,
+            "taskCount": 1,
+            "passedCount": 0,
+            "tasks": [{"taskId": "t", "score": 1, "gatedScore": 0, "passed": False}],
+        }
+        assertions: list[Assertion] = []
+        for summary in [probe, *summaries]:
+            assertions += witness.gated_fields_shape(summary)
+        verdict: Verdict = "pass" if all(a.passed for a in assertions) else "fail"
+        return LegResult(witness.GATED_FIELDS_SHAPE, verdict, None, assertions)
+
+    def close(self) -> None:
+        self.http.close()
+
+
+class LegError(Exception):
+    def __init__(self, name: str, expected: Any, observed: Any) -> None:
+        super().__init__(f"{name}: expected {expected}, observed {observed}")
+        self.name, self.expected, self.observed = name, expected, observed
+
+
+def _recomputed(
+    suite: LoadedSuite, events: list[dict[str, Any]], summary: dict[str, Any]
+) -> list[Assertion]:
+    """The auditor's verdict from the host's own event log, against the host's summary."""
+    try:
+        check = verify_log(suite.suite, events, summary)
+    except ValueError as exc:
+        return [Assertion("the event log can be graded", False, "gradable", str(exc))]
+    return [
+        Assertion(
+            "the summary agrees with the verdict recomputed from the event log",
+            check.agrees,
+            "no disagreement",
+            [str(m) for m in check.mismatches],
+        ),
+        Assertion(
+            "the event log agrees with itself (eval.scored verdicts, eval.completed)",
+            not check.log_problems,
+            "no contradiction",
+            check.log_problems,
+        ),
+    ]
+
+
+def _said(response: httpx.Response) -> str:
+    return f"{response.status_code} {response.text[:200]}"

@@ -1,0 +1,243 @@
+"""Real host processes on loopback, on SQLite and on PostgreSQL, driven over HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).parent.parent
+EXAMPLE = ROOT / "examples" / "support-refunds"
+PG_ADMIN = os.environ.get("OPENWOP_EVAL_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
+
+GATED_AGENT = '''
+import asyncio, os
+from openwop_eval.agents import AgentReply
+
+async def agent(input, tools):
+    """Answers at once, except trials from `hold_from` on, which wait for a release file."""
+    trial = tools.context.trial
+    release = os.path.join(os.environ["OPENWOP_TEST_GATE_DIR"], "release")
+    if trial >= input.get("hold_from", 99):
+        while not os.path.exists(release):
+            await asyncio.sleep(0.01)   # waiting for the test, not timing anything
+    await tools.call("crm:lookup", {"n": trial})
+    return AgentReply(output="ok", latency_ms=5)
+'''
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Host:
+    """One `openwop-eval serve` process; restartable on the same database."""
+
+    config: Path
+    database: str
+    gate_dir: Path
+    port: int = field(default_factory=_free_port)
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def log(self) -> Path:
+        return self.gate_dir.parent / "host.log"
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> Host:
+        env = {**os.environ, "OPENWOP_TEST_GATE_DIR": str(self.gate_dir)}
+        with open(self.log, "ab") as log:  # a file, not a pipe: a full pipe would stall the host
+            self.process = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "openwop_eval",
+                    "serve",
+                    "--config",
+                    str(self.config),
+                    "--database",
+                    self.database,
+                    "--port",
+                    str(self.port),
+                    "--log-level",
+                    "warning",
+                ],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+            )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the host exited: {self.log.read_text()}")
+            try:
+                if httpx.get(f"{self.url}/.well-known/openwop", timeout=1).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.05)  # waiting for the process to listen
+        raise RuntimeError("the host did not start")
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(10)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def release(self) -> None:
+        (self.gate_dir / "release").touch()
+
+
+def write_config(tmp: Path) -> Path:
+    suite = {
+        "suiteId": "test.acme.evals.gated",
+        "version": "1.0.0",
+        "modes": ["golden"],
+        "thresholds": {"passScore": 1},
+        "trials": {"count": 4, "passRule": "mean"},
+        "tasks": [
+            {
+                "taskId": "hold",
+                "input": {"hold_from": 2},
+                "expected": {
+                    "kind": "golden",
+                    "match": {"strategy": "exact", "value": "ok"},
+                    "trajectory": {"steps": [{"tool": "crm:lookup"}]},
+                },
+                "fixtures": {"toolResponses": [{"tool": "crm:lookup", "response": {}}]},
+            }
+        ],
+    }
+    (tmp / "suites").mkdir()
+    (tmp / "suites" / "gated.json").write_text(json.dumps(suite))
+    (tmp / "gated_agent.py").write_text(GATED_AGENT)
+    example = EXAMPLE.resolve()
+    config = f'''
+suites = ["suites/", "{example / "suite.yaml"}"]
+conformance_fixtures = true
+
+[agents."acme.support-resolver"]
+agent = "{example / "agent.py"}:careful_support_agent"
+judge = "scripted:{example / "judge.json"}"
+
+[agents."acme.flawed-resolver"]
+agent = "{example / "agent.py"}:support_agent"
+judge = "scripted:{example / "judge.json"}"
+
+[agents."core.conformance.mock-agent"]
+agent = "scripted:{ROOT / "src/openwop_eval/conformance/fixtures/conformance-mock-agent.json"}"
+
+[agents."test.gated"]
+agent = "gated_agent.py:agent"
+concurrency = 1
+
+[deployment]
+required_eval = true
+gated_states = ["staged", "active"]
+
+[[api_keys]]
+name = "acme-ci"
+tenant = "acme"
+key = "acme-key"
+
+[[api_keys]]
+name = "globex-ci"
+tenant = "globex"
+key = "globex-key"
+
+[[api_keys]]
+name = "acme-reader"
+tenant = "acme"
+key = "acme-read-only"
+scopes = ["runs:read", "agents:read"]
+'''
+    path = tmp / "host.toml"
+    path.write_text(config)
+    return path
+
+
+def _postgres_database() -> Iterator[str]:
+    psycopg = pytest.importorskip("psycopg")
+    name = f"openwop_eval_test_{uuid.uuid4().hex[:12]}"
+    try:
+        admin = psycopg.connect(PG_ADMIN, autocommit=True, connect_timeout=3)
+    except psycopg.OperationalError as exc:
+        pytest.skip(f"PostgreSQL is not reachable at {PG_ADMIN}: {exc}")
+    with admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    base = PG_ADMIN.rsplit("/", 1)[0]
+    try:
+        yield f"{base}/{name}"
+    finally:
+        with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'host.sqlite'}"
+    else:
+        yield from _postgres_database()
+
+
+@pytest.fixture
+def make_host(tmp_path: Path, database: str) -> Iterator[Callable[[], Host]]:
+    hosts: list[Host] = []
+    config = write_config(tmp_path)
+    gate_dir = tmp_path / "gate"
+    gate_dir.mkdir()
+
+    def make() -> Host:
+        port = hosts[-1].port if hosts else _free_port()
+        host = Host(config, database, gate_dir, port)
+        hosts.append(host)
+        return host.start()
+
+    yield make
+    for host in hosts:
+        host.stop()
+
+
+@pytest.fixture
+def host(make_host: Callable[[], Host]) -> Host:
+    return make_host()
+
+
+def api(host: Host, key: str = "acme-key") -> httpx.Client:
+    return httpx.Client(base_url=host.url, headers={"Authorization": f"Bearer {key}"}, timeout=30)
+
+
+def wait_for(predicate: Callable[[], Any], what: str, seconds: float = 30) -> Any:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.02)  # polling the host for a state, not timing it
+    raise AssertionError(f"timed out waiting for {what}")
