@@ -287,7 +287,9 @@ async def fanout(host: Host, projected: str, subscribers: int) -> dict[str, Any]
         )
         usage = meter.read()
         wall = usage.pop("wall")
-        poll = await client.get(f"/runs/{projected}/events/poll", params={"timeout": 0})
+        after = max((s.sequences[-1] for s in streams if s.sequences), default=-1)
+        query = {"afterSequence": after, "timeout": 0}
+        poll = await client.get(f"/runs/{projected}/events/poll", params=query)
         last: int = poll.json()["lastSequence"]
     problems = []
     for n, stream in enumerate(streams):
@@ -350,29 +352,32 @@ def scratch_database(admin: str, name: str, create: bool) -> bool:
     return create
 
 
-SUMMARY_COLUMNS = ["offeredRate", "sentPerSecond", "completedPerSecond", "p50Ms", "p90Ms"]
-SUMMARY_COLUMNS += ["p99Ms", "maxMs", "errors", "hostCpu%", "clientCpu%", "machineCpu%"]
-SSE_COLUMNS = ["subscribers", "eventsDelivered", "seconds", "eventsPerSecond", "perSubscriber"]
-SSE_COLUMNS += ["exactlyOnce", "hostCpu%", "clientCpu%", "machineCpu%"]
+USAGE = [("host%", "hostCpu%"), ("client%", "clientCpu%"), ("box%", "machineCpu%")]
+SUMMARY_COLUMNS = [("sent/s", "sentPerSecond"), ("done/s", "completedPerSecond")]
+SUMMARY_COLUMNS += [(f"p{q} ms", f"p{q}Ms") for q in (50, 90, 99)] + [("max ms", "maxMs")]
+SUMMARY_COLUMNS += [("errors", "errors"), *USAGE]
+SSE_COLUMNS = [("subs", "subscribers"), ("events", "eventsDelivered"), ("s", "seconds")]
+SSE_COLUMNS += [("events/s", "eventsPerSecond"), ("per sub min/p50/max", "perSubscriber")]
+SSE_COLUMNS += [("once", "exactlyOnce"), *USAGE]
 
 
-def table(rows: list[tuple[str, dict[str, Any]]], columns: list[str]) -> None:
+def table(rows: list[tuple[str, dict[str, Any]]], columns: list[tuple[str, str]]) -> None:
     def cell(value: Any) -> str:
         return "/".join(map(str, value.values())) if isinstance(value, dict) else str(value)
 
-    cells = [[name, *(cell(row[c]) for c in columns)] for name, row in rows]
-    widths = [max(len(h), *(len(r[i]) for r in cells)) for i, h in enumerate(["", *columns])]
-    for line in [["", *columns], *cells]:
+    cells = [["", *(h for h, _ in columns)]]
+    cells += [[name, *(cell(row[key]) for _, key in columns)] for name, row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(cells[0]))]
+    for line in cells:
         print("  ".join(v.rjust(w) for v, w in zip(line, widths, strict=True)))
 
 
 def report(r: dict[str, Any]) -> None:
-    print(f"\nhost on {r['database']}, {r['cpus']} CPUs, Python {r['python']}; ms; CPU % of a core")
+    print(f"\nhost on {r['database']}, {r['cpus']} CPUs, Python {r['python']}; CPU % of one core")
     table([(f"summary {s['offeredRate']:g}/s", s) for s in r["evalSummary"]], SUMMARY_COLUMNS)
     table([("SSE live", r["sseLive"]), ("SSE replay", r["sseReplay"])], SSE_COLUMNS)
     live = r["sseLive"]
-    print(f"perSubscriber is events/s min/p50/max; live run: {live['eventsInLog']} events, its")
-    print(f"terminal event first seen {live['firstTerminalSeconds']} s after subscribing")
+    print(f"live run: {live['eventsInLog']} events; 1st terminal {live['firstTerminalSeconds']} s")
     for problem in r["sseLive"]["problems"] + r["sseReplay"]["problems"]:
         print(f"  {problem}")
 

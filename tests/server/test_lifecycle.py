@@ -110,3 +110,29 @@ def test_a_killed_host_resumes_its_runs_without_counting_a_trial_twice(
     assert summary["tasks"][0]["trials"]["trialStats"]["passed"] == 4
     assert summary["passed"] is True
     assert [e["type"] for e in events].count("run.completed") == 1
+
+
+def test_a_run_whose_agent_is_gone_is_ended_not_left_running(
+    make_host: Callable[[], Host],
+) -> None:
+    host = make_host()
+    run_id = start_gated(host)
+    wait_for(lambda: len(scored(host, run_id)) == 2, "two finished trials")
+    host.kill()
+
+    without_agent = host.config.with_name("host-without-agent.toml")
+    text = host.config.read_text()
+    without_agent.write_text(
+        text.replace('[agents."test.gated"]\nagent = "gated_agent.py:agent"\nconcurrency = 1\n', "")
+    )
+    restarted = Host(without_agent, host.database, host.gate_dir, host.port).start()
+    try:
+        path = f"/runs/{project_id(run_id)}"
+        with api(restarted) as c:
+            wait_for(lambda: c.get(path).json()["status"] == "failed", "the run to be ended")
+            events = c.get(f"{path}/events/poll", params={"timeout": 0}).json()["events"]
+            assert events[-1]["type"] == "run.failed"
+            assert "no longer configured" in events[-1]["payload"]["error"]["message"]
+            assert c.get(f"{path}/eval-summary").status_code == 409
+    finally:
+        restarted.stop()

@@ -21,6 +21,8 @@ from .catalog import Catalog, CatalogSuite, HostAgent
 from .hub import Hub
 
 log = logging.getLogger("openwop_eval.server")
+HOST_AGENT = "host-agent:"
+"""The agent_spec prefix of runs the host started: the ones its recovery owns."""
 
 
 class RunManager:
@@ -93,8 +95,8 @@ class RunManager:
         """Resume or end every unfinished run; returns the ids it resumed."""
         resumed = []
         for run in self.store.unfinished_runs():
-            if run.run_id in self.tasks:
-                continue
+            if run.run_id in self.tasks or not run.agent_spec.startswith(HOST_AGENT):
+                continue  # a run of the command line is resumed with `run --resume`
             reason = self._resume(run)
             if reason is None:
                 resumed.append(run.run_id)
@@ -104,7 +106,7 @@ class RunManager:
 
     def _resume(self, run: RunRecord) -> str | None:
         agent = self.catalog.agents.get(run.agent_id)
-        if agent is None or not run.agent_spec.startswith("host-agent:"):
+        if agent is None:
             return f"agent {run.agent_id} is no longer configured on this host"
         try:
             loaded = parse_suite(run.suite_doc, source=f"run {run.run_id}")
