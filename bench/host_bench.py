@@ -1,22 +1,19 @@
 """Eval host benchmark: a real ``openwop-eval serve`` process, driven over loopback HTTP.
 
-    python bench/host_bench.py                                  # SQLite in a temp dir
-    python bench/host_bench.py --database postgres --json out.json
+    python bench/host_bench.py [--database sqlite|postgres] [--json out.json]
 
-1. EvalSummary reads: once a few conformance eval runs completed, an open-loop load GETs
-   their eval-summary at ``--rate`` (200/s) for ``--seconds`` (15), then at
-   ``--headroom-rate`` (500/s; 0 skips it). Request i is due at start + i/rate whatever the
-   answers before it did; its latency counts from that due time. The schedule is dealt
-   round-robin to ``--generators`` processes, each with its own httpx connection pool.
-2. SSE fan-out: a generated suite (``--tasks`` x ``--trials``, 3 fixture tool calls a
-   trial) run by a scripted agent; ``--subscribers`` concurrent streams read its events
-   from sequence 0, right after the run is created (live) and once it completed (replay).
-   Every stream must deliver each sequence 0..last exactly once, else the exit status is 1.
+1. EvalSummary reads: an open-loop load GETs the eval-summary of a few completed
+   conformance runs at ``--rate`` (200/s) for ``--seconds`` (15), then ``--headroom-rate``
+   (500/s; 0 skips it). Request i is due at start + i/rate, however slow earlier answers
+   are, and its latency counts from then; ``--generators`` processes share the schedule.
+2. SSE fan-out: a generated suite (``--tasks`` x ``--trials``, 3 fixture tool calls each),
+   run by a scripted agent once alone (baseline duration) and once with ``--subscribers``
+   streams reading its events from sequence 0 while it runs (live), then again once done
+   (replay). Each stream must deliver every sequence 0..last exactly once, else exit 1.
 
-The host serves the conformance suites and mock agent (as its development default does)
-and the generated suite. ``--database postgres`` creates a scratch database through
-``--pg-admin`` and drops it afterwards. CPU figures are % of one core; ``machineCpu%``
-counts every process on the box, so other load shows.
+The host also serves the conformance suites and mock agent, as its development default
+does. ``--database postgres`` creates a scratch database via ``--pg-admin`` and drops it
+afterwards. CPU is % of one core; ``box%`` counts every process on the machine.
 """
 
 from __future__ import annotations
@@ -38,6 +35,7 @@ import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from datetime import datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -51,18 +49,15 @@ GATES = [f"core.conformance.evals.trajectory-gate{m}@1.0.0" for m in ("", "-mean
 AGENT, SUITE = "bench.host.scripted-agent", "bench.host.evals.fanout@1.0.0"
 TOOLS = ("crm:lookup-order", "crm:get-customer", "payments:refund")
 TERMINAL = {b"run.completed", b"run.failed", b"run.cancelled"}
+PER_SUBSCRIBER = [("min", 0), ("p50", 50), ("max", 100)]
 
 
 def write_config(work: Path, tasks: int, trials: int) -> Path:
     """The generated suite, its scripted agent and the host configuration."""
     steps = [{"tool": t} for t in TOOLS]
     expected = {"kind": "golden", "match": {"strategy": "exact", "value": "refunded"}}
-    suite: dict[str, Any] = {
-        "suiteId": SUITE.split("@")[0],
-        "version": SUITE.split("@")[1],
-        "modes": ["golden"],
-    }
-    suite |= {"thresholds": {"passScore": 1}, "trials": {"count": trials}}
+    suite: dict[str, Any] = {"suiteId": SUITE.split("@")[0], "version": SUITE.split("@")[1]}
+    suite |= {"modes": ["golden"], "thresholds": {"passScore": 1}, "trials": {"count": trials}}
     suite["tasks"] = [
         {"taskId": f"t-{i:05d}", "input": {"orderId": f"A-{i}"}}
         | {"expected": {**expected, "trajectory": {"steps": steps}}}
@@ -106,12 +101,11 @@ class Host:
     def __init__(self, config: Path, database: str, log: Path) -> None:
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))
-            self.base = f"http://127.0.0.1:{sock.getsockname()[1]}"
-        self.log = log
+            port = str(sock.getsockname()[1])
+        self.base, self.log = f"http://127.0.0.1:{port}", log
         command = [sys.executable, "-m", "openwop_eval", "serve", "--config", str(config)]
-        command += ["--port", self.base.rsplit(":", 1)[1], "--database", database]
-        command += ["--log-level", "warning"]
-        with open(log, "wb") as out:  # its own session: Ctrl-C reaches us, we stop it
+        command += ["--port", port, "--database", database, "--log-level", "warning"]
+        with open(log, "wb") as out:  # its own session: Ctrl-C reaches us, and we stop it
             self.proc = subprocess.Popen(command, stdout=out, stderr=out, start_new_session=True)
 
     def wait_ready(self, timeout: float = 60) -> None:
@@ -125,21 +119,19 @@ class Host:
         raise RuntimeError(f"the host did not answer discovery ({self.proc.poll()}):\n{log}")
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        self.proc.terminate()  # a no-op once it has exited
+        try:
+            self.proc.wait(20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
 
 
 class Meter:
     """Wall time and CPU shares (host, this process, the machine) since it was made."""
 
     def __init__(self, host: Host) -> None:
-        self.pid = host.proc.pid
-        self.start = time.perf_counter()
+        self.pid, self.start = host.proc.pid, time.perf_counter()
         self.cpu = (cpu_seconds(self.pid), time.process_time(), cpu_seconds(None))
 
     def read(self, client_cpu: float = 0.0) -> dict[str, Any]:
@@ -170,6 +162,13 @@ async def wait_summary(client: httpx.AsyncClient, projected: str, timeout: float
     raise RuntimeError(f"run {projected} did not complete in {timeout:g} s")
 
 
+async def took(client: httpx.AsyncClient, projected: str) -> float:
+    """A run's duration by the host's clock: startedAt to completedAt."""
+    snapshot = (await client.get(f"/runs/{projected}")).json()
+    start, end = (datetime.fromisoformat(snapshot[k]) for k in ("startedAt", "completedAt"))
+    return round((end - start).total_seconds(), 3)
+
+
 def percentile(ordered: list[float], p: float) -> float:
     """Nearest-rank percentile of a sorted list."""
     return ordered[max(0, min(len(ordered), math.ceil(len(ordered) * p / 100)) - 1)]
@@ -182,7 +181,8 @@ def generate(base: str, urls: list[str], due: list[float], at: float) -> dict[st
 
 async def _generate(base: str, urls: list[str], due: list[float], at: float) -> dict[str, Any]:
     limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
-    out: dict[str, Any] = {"latencies": [], "errors": {}, "lag": 0.0, "done": 0.0}
+    out: dict[str, Any] = {"latencies": [], "errors": collections.Counter(), "lag": 0.0}
+    out["done"] = 0.0
     async with httpx.AsyncClient(base_url=base, headers=AUTH, limits=limits, timeout=10) as client:
         start = time.perf_counter() + (at - time.time())
 
@@ -195,7 +195,7 @@ async def _generate(base: str, urls: list[str], due: list[float], at: float) -> 
             finished = time.perf_counter()
             out["done"] = max(out["done"], finished - start)
             if reason:
-                out["errors"][reason] = out["errors"].get(reason, 0) + 1
+                out["errors"][reason] += 1
             else:
                 out["latencies"].append((finished - when) * 1000)
 
@@ -219,36 +219,28 @@ async def summary_load(
     urls = [f"/runs/{runs[i % len(runs)]}/eval-summary" for i in range(total)]
     due = [i / rate for i in range(total)]
     at, loop = time.time() + 0.5, asyncio.get_running_loop()
-    jobs = [
-        loop.run_in_executor(pool, generate, host.base, urls[k::n], due[k::n], at) for k in range(n)
-    ]
+    shares = [(host.base, urls[k::n], due[k::n], at) for k in range(n)]
+    jobs = [loop.run_in_executor(pool, generate, *share) for share in shares]
     await asyncio.sleep(at - time.time())
     meter = Meter(host)  # from the first due time to the last answer
     parts = await asyncio.gather(*jobs)
     usage = meter.read(sum(p["cpu"] for p in parts))
     ordered = sorted(x for p in parts for x in p["latencies"])
-    errors = collections.Counter[str]()
-    for part in parts:
-        errors.update(part["errors"])
-    ms = {f"p{q}Ms": round(percentile(ordered, q), 2) if ordered else None for q in (50, 90, 99)}
-    return {
-        "offeredRate": rate,
-        "requests": total,
-        "sentPerSecond": round(total / max(p["sent"] for p in parts), 1),
-        "completedPerSecond": round(len(ordered) / max(p["done"] for p in parts), 1),
-        **ms,
-        "maxMs": round(ordered[-1], 2) if ordered else None,
-        "errors": sum(errors.values()),
-        "errorKinds": dict(errors),
-        "maxSendLagMs": round(1000 * max(p["lag"] for p in parts), 2),
-        **{k: v for k, v in usage.items() if k != "wall"},
-    }
+    errors: collections.Counter[str] = sum((p["errors"] for p in parts), collections.Counter())
+    out: dict[str, Any] = {"offeredRate": rate, "requests": total}
+    out["sentPerSecond"] = round(total / max(p["sent"] for p in parts), 1)
+    out["completedPerSecond"] = round(len(ordered) / max(p["done"] for p in parts), 1)
+    for name, q in [("p50Ms", 50), ("p90Ms", 90), ("p99Ms", 99), ("maxMs", 100)]:
+        out[name] = round(percentile(ordered, q), 2) if ordered else None
+    out |= {"errors": sum(errors.values()), "errorKinds": dict(errors)}
+    out["maxSendLagMs"] = round(1000 * max(p["lag"] for p in parts), 2)
+    return out | {k: v for k, v in usage.items() if k != "wall"}
 
 
 @dataclass
 class Stream:
     sequences: list[int] = field(default_factory=list)
-    terminal_at: float | None = None
+    terminal: bool = False
     seconds: float = 0.0
     error: str | None = None
 
@@ -266,8 +258,7 @@ async def subscribe(client: httpx.AsyncClient, projected: str, start: float) -> 
                     fields = dict(line.partition(b":")[::2] for line in frame.split(b"\n"))
                     if b"id" in fields:
                         out.sequences.append(int(fields[b"id"]))
-                        if fields.get(b"event", b"").strip() in TERMINAL:
-                            out.terminal_at = time.perf_counter() - start
+                        out.terminal = fields.get(b"event", b"").strip() in TERMINAL
     except (httpx.HTTPError, ValueError) as exc:
         out.error = f"{type(exc).__name__}: {exc}"
     out.seconds = time.perf_counter() - start
@@ -277,45 +268,32 @@ async def subscribe(client: httpx.AsyncClient, projected: str, start: float) -> 
 async def fanout(host: Host, projected: str, subscribers: int) -> dict[str, Any]:
     """``subscribers`` concurrent streams from sequence 0: events/s and exactly-once."""
     limits = httpx.Limits(max_connections=subscribers + 4)
-    timeout = httpx.Timeout(60, read=120)
-    async with httpx.AsyncClient(
-        base_url=host.base, headers=AUTH, limits=limits, timeout=timeout
-    ) as client:
+    async with httpx.AsyncClient(base_url=host.base, headers=AUTH, limits=limits, timeout=120) as c:
         meter = Meter(host)
         streams = await asyncio.gather(
-            *(subscribe(client, projected, meter.start) for _ in range(subscribers))
+            *(subscribe(c, projected, meter.start) for _ in range(subscribers))
         )
         usage = meter.read()
-        wall = usage.pop("wall")
         after = max((s.sequences[-1] for s in streams if s.sequences), default=-1)
-        query = {"afterSequence": after, "timeout": 0}
-        poll = await client.get(f"/runs/{projected}/events/poll", params=query)
-        last: int = poll.json()["lastSequence"]
+        query = {"afterSequence": after, "timeout": 0}  # nothing after it: lastSequence is the end
+        poll = await c.get(f"/runs/{projected}/events/poll", params=query)
+        expected = list(range(poll.json()["lastSequence"] + 1))
     problems = []
     for n, stream in enumerate(streams):
-        seen = set(stream.sequences)
-        if stream.error or stream.sequences != list(range(last + 1)) or not stream.terminal_at:
+        if stream.error or stream.sequences != expected or not stream.terminal:
+            got = stream.sequences
             problems.append(
-                f"subscriber {n}: {stream.error or 'stream ended'}; {len(stream.sequences)}"
-                f" events, {len(stream.sequences) - len(seen)} duplicates,"
-                f" {len(set(range(last + 1)) - seen)} missing, terminal {stream.terminal_at}"
+                f"subscriber {n}: {stream.error or 'closed'}; {len(got)} events,"
+                f" {len(got) - len(set(got))} duplicates, {len(set(expected) - set(got))} missing,"
+                f" last one terminal: {stream.terminal}"
             )
-    delivered = sum(len(s.sequences) for s in streams)
+    delivered, wall = sum(len(s.sequences) for s in streams), usage.pop("wall")
     per = sorted(len(s.sequences) / s.seconds for s in streams)
-    ends = [s.terminal_at for s in streams if s.terminal_at]
-    return {
-        "subscribers": subscribers,
-        "eventsInLog": last + 1,
-        "eventsDelivered": delivered,
-        "seconds": round(wall, 3),
-        "eventsPerSecond": round(delivered / wall, 1),
-        "perSubscriber": {"min": round(per[0], 1), "p50": round(percentile(per, 50), 1)}
-        | {"max": round(per[-1], 1)},
-        "firstTerminalSeconds": round(min(ends), 3) if ends else None,
-        "exactlyOnce": not problems,
-        "problems": problems,
-        **usage,
-    }
+    out: dict[str, Any] = {"subscribers": subscribers, "eventsInLog": len(expected)}
+    out["eventsDelivered"] = delivered
+    out |= {"seconds": round(wall, 3), "eventsPerSecond": round(delivered / wall, 1)}
+    out["perSubscriber"] = {k: round(percentile(per, q), 1) for k, q in PER_SUBSCRIBER}
+    return out | {"exactlyOnce": not problems, "problems": problems, **usage}
 
 
 async def measure(host: Host, args: argparse.Namespace) -> dict[str, Any]:
@@ -327,13 +305,15 @@ async def measure(host: Host, args: argparse.Namespace) -> dict[str, Any]:
         rates = [args.rate] + ([args.headroom_rate] if args.headroom_rate > 0 else [])
         spawn = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(args.generators, mp_context=spawn) as pool:
-            await asyncio.gather(
-                *(asyncio.wrap_future(pool.submit(time.sleep, 0.3)) for _ in range(args.generators))
-            )
+            list(pool.map(time.sleep, [0.5] * args.generators))  # start every process first
             results["evalSummary"] = [await summary_load(host, pool, runs, r, args) for r in rates]
+        alone = await create_run(client, SUITE, AGENT)
+        await wait_summary(client, alone)
         run = await create_run(client, SUITE, AGENT)
         results["sseLive"] = await fanout(host, run, args.subscribers)
         await wait_summary(client, run)
+        results["runSeconds"] = {"alone": await took(client, alone)}
+        results["runSeconds"]["withLiveSubscribers"] = await took(client, run)
         results["sseReplay"] = await fanout(host, run, args.subscribers)
     return results
 
@@ -376,8 +356,9 @@ def report(r: dict[str, Any]) -> None:
     print(f"\nhost on {r['database']}, {r['cpus']} CPUs, Python {r['python']}; CPU % of one core")
     table([(f"summary {s['offeredRate']:g}/s", s) for s in r["evalSummary"]], SUMMARY_COLUMNS)
     table([("SSE live", r["sseLive"]), ("SSE replay", r["sseReplay"])], SSE_COLUMNS)
-    live = r["sseLive"]
-    print(f"live run: {live['eventsInLog']} events; 1st terminal {live['firstTerminalSeconds']} s")
+    took, live = r["runSeconds"], r["sseLive"]
+    print(f"the {live['eventsInLog']}-event run took {took['alone']} s alone and", end=" ")
+    print(f"{took['withLiveSubscribers']} s with {live['subscribers']} live subscribers")
     for problem in r["sseLive"]["problems"] + r["sseReplay"]["problems"]:
         print(f"  {problem}")
 
@@ -390,14 +371,15 @@ def main() -> int:
         parser.add_argument(f"--{name}", type=float, default=default)
     for name, number in [("generators", 2), ("summary-runs", 4), ("subscribers", 20)]:
         parser.add_argument(f"--{name}", type=int, default=number)
-    parser.add_argument("--tasks", type=int, default=200)
-    parser.add_argument("--trials", type=int, default=5)
+    for name, number in [("tasks", 200), ("trials", 5)]:
+        parser.add_argument(f"--{name}", type=int, default=number)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwinds through the cleanup
     results: dict[str, Any] = {"database": args.database, "python": sys.version.split()[0]}
-    results |= {"machine": platform.machine(), "cpus": os.cpu_count(), "options": vars(args)}
-    results["loadAverage1m"] = os.getloadavg()[0]
+    results |= {"machine": platform.machine(), "cpus": os.cpu_count()}
+    results |= {"loadAverage1m": os.getloadavg()[0], "options": dict(vars(args))}
+    del results["options"]["pg_admin"]
     host: Host | None = None
     scratch, created = f"openwop_eval_bench_{os.getpid()}", False
     with tempfile.TemporaryDirectory(prefix="host-bench-") as tmp:

@@ -11,6 +11,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import json_source_map
@@ -32,6 +33,15 @@ class LineMap:
             if line is not None:
                 return line
         return None
+
+
+def read_document(path: Path) -> tuple[Any, LineMap, list[Problem]]:
+    """Read and decode a JSON or YAML file; a file that cannot be read is a problem too."""
+    try:
+        text = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, LineMap(), [Problem((), f"cannot read the file: {exc}")]
+    return parse_document(text, path.suffix.lower())
 
 
 def parse_document(text: str, suffix: str) -> tuple[Any, LineMap, list[Problem]]:

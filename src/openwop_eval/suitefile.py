@@ -17,7 +17,7 @@ import jsonschema
 from . import schemas
 from .core import Problem, Suite, SuiteError, check_suite
 from .core.problems import Loc, errors_in
-from .documents import LineMap, parse_document
+from .documents import LineMap, read_document
 from .schema_errors import schema_problems
 
 
@@ -51,13 +51,7 @@ def parse_suite(doc: Any, source: str | None = None, lines: LineMap | None = Non
 
 def load_suite(path: str | Path) -> LoadedSuite:
     """Read, parse and validate a suite file (``.json``, ``.yaml`` or ``.yml``)."""
-    path = Path(path)
-    source = str(path)
-    try:
-        text = path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SuiteError([Problem((), f"cannot read the file: {exc}")], source) from exc
-    doc, lines, problems = parse_document(text, path.suffix.lower())
+    doc, lines, problems = read_document(Path(path))
     if problems:
-        raise SuiteError(problems, source)
-    return parse_suite(doc, source, lines)
+        raise SuiteError(problems, str(path))
+    return parse_suite(doc, str(path), lines)

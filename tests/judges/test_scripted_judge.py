@@ -164,7 +164,7 @@ def test_malformed_documents_are_rejected(tmp_path: Path, text: str, expected: s
 
 
 def test_an_unreadable_file_is_a_spec_error(tmp_path: Path) -> None:
-    with pytest.raises(JudgeSpecError, match="cannot read the judge script"):
+    with pytest.raises(JudgeSpecError, match="cannot read the file"):
         ScriptedJudge.from_file(tmp_path / "missing.json")
 
 

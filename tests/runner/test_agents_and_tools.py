@@ -68,6 +68,8 @@ def test_a_sync_python_agent(tmp_path: Path, run_cli: Callable[..., Ran]) -> Non
     agent = write(tmp_path / "a.py", SYNC_AGENT)
     ran = run_cli(str(suite), "--agent", f"{agent}:agent")
     assert ran.exit_code == 0, ran.stderr
+    assert ran.report is not None
+    assert ran.report["agentId"] == f"{agent}:agent"
     called = [e["payload"] for e in ran.events if e["type"] == "agent.tool-called"]
     assert [(c["toolName"], c["inputs"]) for c in called] == [
         ("crm:lookup", {"id": "A-1"}),

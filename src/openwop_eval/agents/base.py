@@ -62,9 +62,7 @@ class ToolPort(Protocol):
     async def call(self, tool: str, args: Mapping[str, JSON] | None) -> JSON: ...
 
 
-class AsyncTools:
-    """The tools of an ``async`` agent: ``await tools.call("crm:lookup", {"id": 1})``."""
-
+class _Tools:
     def __init__(self, port: ToolPort, context: TrialContext) -> None:
         self._port = port
         self.context = context
@@ -77,25 +75,20 @@ class AsyncTools:
     def names(self) -> tuple[str, ...]:
         return self.context.tool_names
 
+
+class AsyncTools(_Tools):
+    """The tools of an ``async`` agent: ``await tools.call("crm:lookup", {"id": 1})``."""
+
     async def call(self, tool: str, args: Mapping[str, JSON] | None = None) -> JSON:
         return await self._port.call(tool, args)
 
 
-class SyncTools:
+class SyncTools(_Tools):
     """The tools of a plain (sync) agent, which runs in a worker thread: ``tools.call(...)``."""
 
     def __init__(self, port: ToolPort, context: TrialContext, loop: asyncio.AbstractEventLoop):
-        self._port = port
+        super().__init__(port, context)
         self._loop = loop
-        self.context = context
-
-    @property
-    def memory(self) -> tuple[Mapping[str, Any], ...]:
-        return self.context.memory
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return self.context.tool_names
 
     def call(self, tool: str, args: Mapping[str, JSON] | None = None) -> JSON:
         future = asyncio.run_coroutine_threadsafe(self._port.call(tool, args), self._loop)

@@ -18,7 +18,7 @@ from pydantic import Field, ValidationError
 
 from ..core.problems import Problem
 from ..core.suite import Closed
-from ..documents import parse_document
+from ..documents import read_document
 from .base import (
     AgentProtocolError,
     AgentReply,
@@ -61,11 +61,7 @@ class ScriptedAgent:
     @classmethod
     def from_file(cls, path: str | Path) -> ScriptedAgent:
         path = Path(path)
-        try:
-            text = path.read_text("utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise AgentSpecError(f"cannot read the scripted agent {path}: {exc}") from exc
-        doc, lines, problems = parse_document(text, path.suffix.lower())
+        doc, lines, problems = read_document(path)
         if not problems:
             try:
                 return cls(Script.model_validate(doc))

@@ -232,7 +232,9 @@ def _outputs(
     if out:
         _write(out, json.dumps(result.summary, indent=2) + "\n")
     if report:
-        body = report_dict(result.run_id, "", result.grade, result.summary, result.diagnostics)
+        body = report_dict(
+            result.run_id, result.agent_id, result.grade, result.summary, result.diagnostics
+        )
         _write(report, json.dumps(body, indent=2, ensure_ascii=False, default=str) + "\n")
     if junit:
         _write(junit, junit_xml(result.grade, result.run_id))

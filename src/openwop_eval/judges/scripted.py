@@ -21,7 +21,7 @@ from ..core.canonical import is_number
 from ..core.errors import JudgeProtocolError
 from ..core.problems import Loc, Problem
 from ..core.rubric import CriterionVerdict, JudgeRequest
-from ..documents import LineMap, parse_document
+from ..documents import LineMap, read_document
 from .errors import JudgeSpecError
 
 _ENTRY_FORMS = 'a list of numbers or an object {"met": [...], "rationales": [...]}'
@@ -152,11 +152,7 @@ class ScriptedJudge:
     def from_file(cls, path: str | Path) -> ScriptedJudge:
         """Load a JSON or YAML script, or raise :class:`JudgeSpecError` listing every problem."""
         path = Path(path)
-        try:
-            text = path.read_text("utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise JudgeSpecError(f"cannot read the judge script {path}: {exc}") from exc
-        doc, lines, problems = parse_document(text, path.suffix.lower())
+        doc, lines, problems = read_document(path)
         return cls._build(doc, lines, problems, str(path))
 
     @classmethod

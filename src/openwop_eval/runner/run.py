@@ -70,6 +70,7 @@ class RunResult:
     diagnostics: dict[tuple[str, int], dict[str, Any]]
     budget_exhausted: bool = False
     resumed_trials: int = 0
+    agent_id: str = ""
 
 
 @dataclass
@@ -289,7 +290,9 @@ def _finish(
     )
     writer.flush()
     execution.store.set_status(run_id, "completed", summary=summary)
-    return RunResult(run_id, grade, summary, diagnostics, exhausted, resumed)
+    return RunResult(
+        run_id, grade, summary, diagnostics, exhausted, resumed, execution.agent.agent_id
+    )
 
 
 def _enrich(record: TrialRecord, extra: dict[str, Any] | None) -> TrialRecord:
