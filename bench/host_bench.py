@@ -5,7 +5,8 @@
 1. EvalSummary reads: an open-loop load GETs the eval-summary of a few completed
    conformance runs at ``--rate`` (200/s) for ``--seconds`` (15), then ``--headroom-rate``
    (500/s; 0 skips it). Request i is due at start + i/rate, however slow earlier answers
-   are, and its latency counts from then; ``--generators`` processes share the schedule.
+   are, and its latency counts from then. ``--generators`` processes share the schedule,
+   each sending over ``--connections`` keep-alive connections of one httpx pool.
 2. SSE fan-out: a generated suite (``--tasks`` x ``--trials``, 3 fixture tool calls each),
    run by a scripted agent once alone (baseline duration) and once with ``--subscribers``
    streams reading its events from sequence 0 while it runs (live), then again once done
@@ -146,8 +147,7 @@ async def create_run(client: httpx.AsyncClient, suite: str, agent: str) -> str:
     answer = await client.post("/runs", json=body)
     if answer.status_code != 201:
         raise RuntimeError(f"POST /runs: {answer.status_code} {answer.text}")
-    projected: str = project_id(answer.json()["runId"])
-    return projected
+    return str(project_id(answer.json()["runId"]))
 
 
 async def wait_summary(client: httpx.AsyncClient, projected: str, timeout: float = 600) -> None:
@@ -174,40 +174,50 @@ def percentile(ordered: list[float], p: float) -> float:
     return ordered[max(0, min(len(ordered), math.ceil(len(ordered) * p / 100)) - 1)]
 
 
-def generate(base: str, urls: list[str], due: list[float], at: float) -> dict[str, Any]:
+def generate(base: str, urls: list[str], due: list[float], at: float, conns: int) -> dict[str, Any]:
     """One generator process: GET ``urls[i]`` at wall-clock time ``at + due[i]``."""
-    return asyncio.run(_generate(base, urls, due, at))
+    return asyncio.run(_generate(base, urls, due, at, conns))
 
 
-async def _generate(base: str, urls: list[str], due: list[float], at: float) -> dict[str, Any]:
-    limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
-    out: dict[str, Any] = {"latencies": [], "errors": collections.Counter(), "lag": 0.0}
-    out["done"] = 0.0
+async def _generate(
+    base: str, urls: list[str], due: list[float], at: float, conns: int
+) -> dict[str, Any]:
+    """The clock queues each request when due and ``conns`` connections take them, so a
+    backlog waits on our queue (in its latency), not in httpx's pool, which slows with size."""
+    limits = httpx.Limits(max_connections=conns, max_keepalive_connections=conns)
+    out: dict[str, Any] = {"latencies": [], "errors": collections.Counter(), "lag": 0, "done": 0}
+    queue: asyncio.Queue[tuple[str, float] | None] = asyncio.Queue()
     async with httpx.AsyncClient(base_url=base, headers=AUTH, limits=limits, timeout=10) as client:
+
+        async def sender() -> None:
+            with contextlib.suppress(httpx.HTTPError):  # connect before the clock starts
+                await client.get(urls[0])
+            while (item := await queue.get()) is not None:
+                try:
+                    answer = await client.get(item[0])
+                    reason = "" if answer.status_code == 200 else f"HTTP {answer.status_code}"
+                except httpx.HTTPError as exc:
+                    reason = type(exc).__name__
+                out["done"] = time.perf_counter() - start
+                if reason:
+                    out["errors"][reason] += 1
+                else:
+                    out["latencies"].append((time.perf_counter() - item[1]) * 1000)
+
         start = time.perf_counter() + (at - time.time())
-
-        async def one(url: str, when: float) -> None:
-            try:
-                answer = await client.get(url)
-                reason = "" if answer.status_code == 200 else f"HTTP {answer.status_code}"
-            except httpx.HTTPError as exc:
-                reason = type(exc).__name__
-            finished = time.perf_counter()
-            out["done"] = max(out["done"], finished - start)
-            if reason:
-                out["errors"][reason] += 1
-            else:
-                out["latencies"].append((finished - when) * 1000)
-
-        cpu, tasks = time.process_time(), []
+        senders = [asyncio.create_task(sender()) for _ in range(conns)]
+        await asyncio.sleep(start - time.perf_counter())
+        cpu = time.process_time()
         for url, offset in zip(urls, due, strict=True):
             when = start + offset
             if when > time.perf_counter():
                 await asyncio.sleep(when - time.perf_counter())
             out["lag"] = max(out["lag"], time.perf_counter() - when)
-            tasks.append(asyncio.create_task(one(url, when)))
+            queue.put_nowait((url, when))
         out["sent"] = time.perf_counter() - start
-        await asyncio.gather(*tasks)
+        for _ in senders:
+            queue.put_nowait(None)
+        await asyncio.gather(*senders)
         out["cpu"] = time.process_time() - cpu
     return out
 
@@ -215,11 +225,12 @@ async def _generate(base: str, urls: list[str], due: list[float], at: float) -> 
 async def summary_load(
     host: Host, pool: ProcessPoolExecutor, runs: list[str], rate: float, args: argparse.Namespace
 ) -> dict[str, Any]:
-    total, n = max(1, round(rate * args.seconds)), args.generators
+    total = max(1, round(rate * args.seconds))
+    n = min(total, args.generators)
     urls = [f"/runs/{runs[i % len(runs)]}/eval-summary" for i in range(total)]
     due = [i / rate for i in range(total)]
     at, loop = time.time() + 0.5, asyncio.get_running_loop()
-    shares = [(host.base, urls[k::n], due[k::n], at) for k in range(n)]
+    shares = [(host.base, urls[k::n], due[k::n], at, args.connections) for k in range(n)]
     jobs = [loop.run_in_executor(pool, generate, *share) for share in shares]
     await asyncio.sleep(at - time.time())
     meter = Meter(host)  # from the first due time to the last answer
@@ -281,11 +292,11 @@ async def fanout(host: Host, projected: str, subscribers: int) -> dict[str, Any]
     problems = []
     for n, stream in enumerate(streams):
         if stream.error or stream.sequences != expected or not stream.terminal:
-            got = stream.sequences
+            got, error = stream.sequences, stream.error or "closed"
+            missing, extra = len(set(expected) - set(got)), len(got) - len(set(got))
             problems.append(
-                f"subscriber {n}: {stream.error or 'closed'}; {len(got)} events,"
-                f" {len(got) - len(set(got))} duplicates, {len(set(expected) - set(got))} missing,"
-                f" last one terminal: {stream.terminal}"
+                f"subscriber {n}: {error}; {missing} missing, {extra} duplicated, in order:"
+                f" {got == sorted(got)}, last event terminal: {stream.terminal}"
             )
     delivered, wall = sum(len(s.sequences) for s in streams), usage.pop("wall")
     per = sorted(len(s.sequences) / s.seconds for s in streams)
@@ -369,9 +380,9 @@ def main() -> int:
     parser.add_argument("--pg-admin", default="postgresql://postgres@127.0.0.1:5432/postgres")
     for name, default in [("rate", 200.0), ("headroom-rate", 500.0), ("seconds", 15.0)]:
         parser.add_argument(f"--{name}", type=float, default=default)
-    for name, number in [("generators", 2), ("summary-runs", 4), ("subscribers", 20)]:
+    for name, number in [("generators", 1), ("connections", 8), ("summary-runs", 4)]:
         parser.add_argument(f"--{name}", type=int, default=number)
-    for name, number in [("tasks", 200), ("trials", 5)]:
+    for name, number in [("subscribers", 20), ("tasks", 200), ("trials", 5)]:
         parser.add_argument(f"--{name}", type=int, default=number)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -395,7 +406,7 @@ def main() -> int:
         except KeyboardInterrupt:
             print("interrupted", file=sys.stderr)
             return 130
-        except RuntimeError as exc:
+        except (RuntimeError, httpx.HTTPError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
         finally:

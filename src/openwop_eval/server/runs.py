@@ -77,7 +77,7 @@ def own_run(request: Request, who: Principal) -> RunRecord:
         raise not_found("the run")
     if tenant != who.tenant:
         raise ApiError(403, "id_tenant_mismatch", "the run id belongs to another tenant")
-    run = host(request).store.get_run(run_id)
+    run = host(request).store.get_run(run_id, documents=False)
     if run is None:
         raise not_found("the run")
     return run
@@ -244,7 +244,7 @@ async def cancel_run(request: Request) -> JSONResponse:
         )
     state = host(request)
     await state.manager.cancel(run.run_id)
-    after = state.store.get_run(run.run_id)
+    after = state.store.get_run(run.run_id, documents=False)
     status = after.status if after is not None and after.terminal else "cancelling"
     return respond(200, {"runId": run.run_id, "status": status})
 
@@ -255,11 +255,12 @@ async def eval_summary(request: Request) -> JSONResponse:
     run = own_run(request, who)
     if run.mode != "eval":
         raise not_found("an eval summary for this run")
-    if run.status != "completed" or run.summary is None:
+    summary = host(request).store.summary(run.run_id) if run.status == "completed" else None
+    if summary is None:
         raise ApiError(
             409,
             "run_state_conflict",
             f"the eval run is {run.status}; its summary exists once it completes",
             {"runStatus": run.status},
         )
-    return respond(200, run.summary)
+    return respond(200, summary)

@@ -8,6 +8,7 @@ right after the run's terminal event.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import AsyncIterator
@@ -63,21 +64,32 @@ async def events(request: Request) -> StreamingResponse:
 
 async def _frames(request: Request, run_id: str, after: int) -> AsyncIterator[str]:
     state = host(request)
+    store = state.store
     yield "retry: 1000\n\n"
     quiet_since = time.monotonic()
     while True:
         signal = state.hub.signal(run_id)
-        docs = state.store.events(run_id, after, PAGE)
-        for doc in docs:
-            after = doc["sequence"]
-            yield f"id: {after}\nevent: {doc['type']}\ndata: {json.dumps(doc)}\n\n"
-            if doc["type"] in TERMINAL:
-                return
+        # Reads run in a worker thread, so a long replay never stalls the runs or other
+        # requests on the event loop; a page goes out as one write.
+        docs = await asyncio.to_thread(store.events, run_id, after, PAGE)
         if docs:
+            chunk, ended = [], False
+            for doc in docs:
+                after = doc["sequence"]
+                chunk.append(f"id: {after}\nevent: {doc['type']}\ndata: {json.dumps(doc)}\n\n")
+                if doc["type"] in TERMINAL:
+                    ended = True
+                    break
+            yield "".join(chunk)
+            if ended:
+                return
             quiet_since = time.monotonic()
+            await asyncio.sleep(0)  # let other streams and requests have a turn
             continue
-        run = state.store.get_run(run_id)
-        if run is None or (run.terminal and not state.store.events(run_id, after, 1)):
+        run = await asyncio.to_thread(store.get_run, run_id, False)
+        if run is None or (
+            run.terminal and not await asyncio.to_thread(store.events, run_id, after, 1)
+        ):
             return  # the terminal event was already sent before the cursor
         if await request.is_disconnected():
             return
@@ -103,8 +115,10 @@ async def poll(request: Request) -> JSONResponse:
     deadline = time.monotonic() + timeout
     while True:
         signal = state.hub.signal(run.run_id)
-        docs = state.store.events(run.run_id, after, PAGE)
-        current = state.store.get_run(run.run_id) or run
+        # The state is read before the events: a run is marked terminal only after its last
+        # event is committed, so a terminal state means this read sees the whole log.
+        current = await asyncio.to_thread(state.store.get_run, run.run_id, False) or run
+        docs = await asyncio.to_thread(state.store.events, run.run_id, after, PAGE)
         remaining = deadline - time.monotonic()
         if docs or current.terminal or remaining <= 0:
             break
@@ -115,6 +129,6 @@ async def poll(request: Request) -> JSONResponse:
         "events": docs,
         "lastSequence": last,
         "status": current.status,
-        "isTerminal": current.terminal,
+        "isTerminal": current.terminal and len(docs) < PAGE,  # a full page may have more
     }
     return respond(200, body)

@@ -18,7 +18,7 @@ class RunRecord:
     suite_version: str
     agent_spec: str
     agent_id: str
-    suite_doc: dict[str, Any]
+    suite_doc: dict[str, Any] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)
     created_at: str = ""
     updated_at: str = ""

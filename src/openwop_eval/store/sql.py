@@ -103,10 +103,18 @@ class Store:
             tx.execute(runs.insert().values(**row))
         return self.get_run(run.run_id)  # type: ignore[return-value]
 
-    def get_run(self, run_id: str) -> RunRecord | None:
+    def get_run(self, run_id: str, documents: bool = True) -> RunRecord | None:
+        """The run; with ``documents=False`` its suite and summary are not read (they grow
+        with the suite, and most readers need only the run's state)."""
+        columns = _ALL if documents else _LIGHT
         with self.transaction() as tx:
-            row = tx.execute(sa.select(runs).where(runs.c.run_id == run_id)).mappings().first()
+            row = tx.execute(sa.select(*columns).where(runs.c.run_id == run_id)).mappings().first()
         return None if row is None else RunRecord(**row)
+
+    def summary(self, run_id: str) -> dict[str, Any] | None:
+        with self.transaction() as tx:
+            value = tx.execute(sa.select(runs.c.summary).where(runs.c.run_id == run_id)).scalar()
+        return value if isinstance(value, dict) else None
 
     def list_runs(
         self,
@@ -117,7 +125,7 @@ class Store:
         before: tuple[str, str] | None = None,
     ) -> list[RunRecord]:
         """Newest first; ``before`` is the (created_at, run_id) of the last row of a page."""
-        query = sa.select(runs).order_by(runs.c.created_at.desc(), runs.c.run_id.desc())
+        query = sa.select(*_LIGHT).order_by(runs.c.created_at.desc(), runs.c.run_id.desc())
         if tenant is not None:
             query = query.where(runs.c.tenant == tenant)
         if status is not None:
@@ -132,7 +140,7 @@ class Store:
             )
         with self.transaction() as tx:
             rows = tx.execute(query.limit(limit)).mappings().all()
-        return [RunRecord(**row) for row in rows]
+        return [RunRecord(**{**row, "suite_doc": {}, "summary": None}) for row in rows]
 
     def unfinished_runs(self) -> list[RunRecord]:
         """Every run, of any tenant, not yet completed, failed or cancelled."""
@@ -225,6 +233,10 @@ class Store:
             (r["task_id"], r["trial"]): {**r["data"], "invocationId": r["invocation_id"]}
             for r in rows
         }
+
+
+_ALL = tuple(runs.c)
+_LIGHT = tuple(c for c in runs.c if c.name not in ("suite_doc", "summary"))
 
 
 def _row(run: RunRecord) -> dict[str, Any]:
