@@ -3,6 +3,7 @@
 The front door of the library: load a suite, grade recorded trials, build the summary.
 """
 
+from .audit import Verification, verify_log
 from .core import (
     CriterionVerdict,
     EvalSummary,
@@ -26,6 +27,8 @@ from .core import (
     summary_dict,
 )
 from .grade import grade
+from .runner.api import resume_async, run_suite, run_suite_async
+from .runner.run import RunOptions, RunResult
 from .suitefile import LoadedSuite, load_suite, parse_suite
 
 __version__ = "0.1.0.dev0"
@@ -41,6 +44,8 @@ __all__ = [
     "OpenwopEvalError",
     "Problem",
     "Reason",
+    "RunOptions",
+    "RunResult",
     "Suite",
     "SuiteError",
     "SuiteGrade",
@@ -48,6 +53,7 @@ __all__ = [
     "ToolCall",
     "TrialGrade",
     "TrialRecord",
+    "Verification",
     "__version__",
     "build_summary",
     "grade",
@@ -55,5 +61,9 @@ __all__ = [
     "load_suite",
     "parse_suite",
     "plan_suite",
+    "resume_async",
+    "run_suite",
+    "run_suite_async",
     "summary_dict",
+    "verify_log",
 ]

@@ -13,6 +13,7 @@ an uninterrupted one, and any auditor, reach the same summary. When the suite's
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from fractions import Fraction
@@ -325,8 +326,6 @@ def _book(execution: Execution, task: Any, index: int) -> FixtureBook | None:
 
 
 def _line(doc: dict[str, Any]) -> str:
-    import json
-
     return json.dumps(doc, ensure_ascii=False) + "\n"
 
 
