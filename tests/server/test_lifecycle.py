@@ -136,3 +136,25 @@ def test_a_run_whose_agent_is_gone_is_ended_not_left_running(
             assert c.get(f"{path}/eval-summary").status_code == 409
     finally:
         restarted.stop()
+
+
+def test_fixture_runs_replay_a_recorded_run(host: Host) -> None:
+    body = {
+        "mode": "eval",
+        "evalSuiteRef": "acme.support.evals.refunds@1.0.0",
+        "agentId": "acme.support-resolver",
+    }
+    with api(host) as c:
+        first = c.post("/runs", json=body).json()["runId"]
+        wait_for(
+            lambda: c.get(f"/runs/{project_id(first)}").json()["status"] == "completed",
+            "the recorded run",
+        )
+        fixture_runs = {"refund-delivered-order": first}
+        second = c.post("/runs", json={**body, "fixtureRuns": fixture_runs}).json()["runId"]
+        path = f"/runs/{project_id(second)}"
+        wait_for(lambda: c.get(path).json()["status"] == "completed", "the replayed run")
+        events = c.get(f"{path}/events/poll", params={"timeout": 0}).json()["events"]
+        assert c.get(f"{path}/eval-summary").json()["passed"] is True
+    started = next(e for e in events if e["type"] == "eval.started")
+    assert started["payload"]["fixtureRuns"] == fixture_runs

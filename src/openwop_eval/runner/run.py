@@ -129,21 +129,16 @@ def prepare_run(
     started: dict[str, Any] = {"workflowId": workflow_id(suite.suite_id), "inputs": {}}
     if owner is not None:
         started["owner"] = owner
+    eval_started: dict[str, Any] = {
+        "suiteId": suite.suite_id,
+        "suiteVersion": suite.version,
+        "taskCount": len(suite.tasks),
+        "modes": list(suite.modes),
+    }
+    if extra and extra.get("fixtureRuns"):
+        eval_started["fixtureRuns"] = extra["fixtureRuns"]  # the accepted map, echoed
     writer = _writer(execution, run.run_id, -1)
-    writer.write(
-        [
-            pending(RUN_STARTED, started),
-            pending(
-                EVAL_STARTED,
-                {
-                    "suiteId": suite.suite_id,
-                    "suiteVersion": suite.version,
-                    "taskCount": len(suite.tasks),
-                    "modes": list(suite.modes),
-                },
-            ),
-        ]
-    )
+    writer.write([pending(RUN_STARTED, started), pending(EVAL_STARTED, eval_started)])
     writer.flush()
     return run
 
