@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any
 
-from .core import Suite, SuiteGrade, grade_suite, plan_suite, summary_dict
+from .core import Suite, SuiteGrade, grade_suite, json_equal, plan_suite, summary_dict
 from .runner.events import EVAL_COMPLETED, v2_type
 from .runner.replay import replay
 
@@ -93,12 +92,4 @@ def diff(given: Any, recomputed: Any, path: str = "$") -> list[Mismatch]:
             b = recomputed[i] if i < len(recomputed) else _MISSING
             out.extend(diff(a, b, f"{path}[{i}]"))
         return out
-    return [] if _same(given, recomputed) else [Mismatch(path, given, recomputed)]
-
-
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, bool) or isinstance(b, bool):
-        return a is b
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return Fraction(a) == Fraction(b)
-    return bool(type(a) is type(b) and a == b)
+    return [] if json_equal(given, recomputed) else [Mismatch(path, given, recomputed)]

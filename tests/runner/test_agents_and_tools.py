@@ -262,3 +262,13 @@ def test_invalid_inputs_exit_two_before_anything_runs(
     assert ran.exit_code == 2
     assert "agentId" in ran.stderr
     assert json.loads(json.dumps(ran.events)) == []
+
+
+def test_agent_specs_are_recorded_with_absolute_paths(tmp_path: Path) -> None:
+    from openwop_eval.agents import absolute_spec
+
+    assert absolute_spec("scripted:a.json", tmp_path) == f"scripted:{tmp_path / 'a.json'}"
+    assert absolute_spec("agents/x.py:run", tmp_path) == f"{tmp_path / 'agents/x.py'}:run"
+    assert absolute_spec("pkg.module:run", tmp_path) == "pkg.module:run"
+    assert absolute_spec("cmd:python a.py:x", tmp_path) == "cmd:python a.py:x"
+    assert absolute_spec("openai:gpt-4.1", tmp_path) == "openai:gpt-4.1"

@@ -11,7 +11,7 @@ from .base import (
     ToolMissError,
     TrialContext,
 )
-from .resolve import resolve_agent
+from .resolve import absolute_spec, resolve_agent
 
 __all__ = [
     "Agent",
@@ -23,5 +23,6 @@ __all__ = [
     "ToolCallError",
     "ToolMissError",
     "TrialContext",
+    "absolute_spec",
     "resolve_agent",
 ]

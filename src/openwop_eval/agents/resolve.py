@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from .base import Agent, AgentSpecError
 from .command import CommandAgent
 from .python import PythonAgent, load_callable
@@ -23,3 +25,15 @@ def resolve_agent(spec: str, *, agent_id: str | None = None, threads: int = 32) 
     if agent_id is not None:
         agent.agent_id = agent_id
     return agent
+
+
+def absolute_spec(spec: str, base: Path | None = None) -> str:
+    """The spec with its file paths made absolute (against ``base``, else the working
+    directory), so it means the same from anywhere: ``scripted:PATH`` and ``file.py:fn``."""
+    root = base or Path.cwd()
+    if spec.startswith("scripted:"):
+        return "scripted:" + str((root / spec.removeprefix("scripted:")).resolve())
+    target, sep, attribute = spec.rpartition(":")
+    if sep and target.endswith(".py") and not spec.startswith("cmd:"):
+        return f"{(root / target).resolve()}:{attribute}"
+    return spec

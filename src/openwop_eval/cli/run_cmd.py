@@ -14,7 +14,7 @@ from typing import IO, Any
 import click
 from rich.console import Console
 
-from ..agents import AgentSpecError, resolve_agent
+from ..agents import AgentSpecError, absolute_spec, resolve_agent
 from ..core import SuiteError
 from ..judges import resolve_judge
 from ..runner.api import RunError, resume_async, run_suite_async
@@ -162,7 +162,11 @@ def run(
                 assert loaded is not None
                 assert agent is not None
                 coro = run_suite_async(
-                    loaded, agent, options=options, agent_spec=_absolute(agent_spec or ""), **common
+                    loaded,
+                    agent,
+                    options=options,
+                    agent_spec=absolute_spec(agent_spec or ""),
+                    **common,
                 )
             result = asyncio.run(_closing(coro, judge))
         except RunError as exc:
@@ -189,16 +193,6 @@ async def _closing(coro: Coroutine[Any, Any, RunResult], judge: Any) -> RunResul
     finally:
         if judge is not None:
             await judge.aclose()
-
-
-def _absolute(spec: str) -> str:
-    """Record file paths absolutely, so ``--resume`` works from any directory."""
-    if spec.startswith("scripted:"):
-        return "scripted:" + str(Path(spec.removeprefix("scripted:")).resolve())
-    target, sep, attribute = spec.rpartition(":")
-    if sep and target.endswith(".py") and not spec.startswith("cmd:"):
-        return f"{Path(target).resolve()}:{attribute}"
-    return spec
 
 
 def _usage(err: Console, message: str) -> None:

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
 import jsonschema
 
 from .. import schemas
+from ..core.canonical import json_equal
 from ..core.stats import exact_mean
 
 MEAN_GATED = "openwop.requirement.0246.mean-gated"
@@ -41,18 +41,10 @@ class _Leg:
         self.assertions: list[Assertion] = []
 
     def equal(self, name: str, observed: Any, expected: Any) -> None:
-        self.assertions.append(Assertion(name, _same(observed, expected), expected, observed))
+        self.assertions.append(Assertion(name, json_equal(observed, expected), expected, observed))
 
     def holds(self, name: str, condition: bool, expected: Any, observed: Any) -> None:
         self.assertions.append(Assertion(name, condition, expected, observed))
-
-
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, bool) or isinstance(b, bool):
-        return a is b
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return Fraction(a) == Fraction(b)
-    return bool(a == b)
 
 
 _ABSENT = "<absent>"

@@ -27,12 +27,19 @@ from .events import (
 
 
 @dataclass
+class _Call:
+    tool: str
+    args: JSON
+    missed: bool = False
+    result: JSON = None
+    answered: bool = False
+
+
+@dataclass
 class _Invocation:
     task_id: str | None = None
     trial: int | None = None
-    calls: dict[str, list[Any]] = field(
-        default_factory=dict
-    )  # callId -> [tool, args, missed, result, ok]
+    calls: dict[str, _Call] = field(default_factory=dict)  # by callId, in call order
     error: str | None = None
     scored: dict[str, Any] | None = None
 
@@ -99,7 +106,7 @@ def replay(docs: Iterable[dict[str, Any]]) -> Replay:
             continue
         records.append(_record(inv))
         passed[index] = inv.scored.get("passed") is True
-        responses[index] = [(c[0], c[1], c[3]) for c in inv.calls.values() if c[4]]
+        responses[index] = [(c.tool, c.args, c.result) for c in inv.calls.values() if c.answered]
     return Replay(records, passed, responses, problems)
 
 
@@ -111,17 +118,12 @@ def _apply(kind: str, payload: dict[str, Any], ext: dict[str, Any], inv: _Invoca
     call_id = str(payload.get("callId", len(inv.calls)))
     if kind == TOOL_CALLED:
         inputs = payload.get("inputs")
-        inv.calls[call_id] = [
-            str(payload.get("toolName")),
-            inputs if inputs is not None else {},
-            False,
-            None,
-            False,
-        ]
+        inv.calls[call_id] = _Call(str(payload.get("toolName")), {} if inputs is None else inputs)
     elif kind == TOOL_RETURNED and call_id in inv.calls:
         call = inv.calls[call_id]
-        call[2] = ext.get("miss") is True
-        call[3], call[4] = payload.get("outcome"), payload.get("status", "ok") == "ok"
+        call.missed = ext.get("miss") is True
+        call.result = payload.get("outcome")
+        call.answered = payload.get("status", "ok") == "ok"
     elif kind == INVOCATION_COMPLETED and payload.get("outcome") == "failed":
         if ext.get("error") != "fixture-miss":  # a miss that propagated is the miss, not an error
             inv.error = str(ext.get("error", "failed"))
@@ -135,7 +137,7 @@ def _record(inv: _Invocation) -> TrialRecord:
     return TrialRecord(
         task_id=str(inv.task_id),
         index=int(inv.trial or 0),
-        tool_calls=tuple(ToolCall(c[0], c[1], c[2]) for c in inv.calls.values()),
+        tool_calls=tuple(ToolCall(c.tool, c.args, c.missed) for c in inv.calls.values()),
         error=inv.error,
         cost_usd=scored.get("costUsd"),
         latency_ms=scored.get("latencyMs"),

@@ -7,7 +7,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..agents import Agent, resolve_agent
+from ..agents import Agent, absolute_spec, resolve_agent
 from ..core import SuiteError
 from ..judges import resolve_judge
 from ..runner.tools import LiveTool, load_live_tools
@@ -85,10 +85,11 @@ class Catalog:
         return files
 
     def _agent(self, agent_id: str, config: AgentConfig) -> HostAgent:
-        spec = _absolute(config.agent, self.config)
+        base = Path(self.config.base_dir)
+        spec = absolute_spec(config.agent, base)
         agent = resolve_agent(spec, agent_id=agent_id, threads=config.concurrency)
         live = load_live_tools(str(self.config.path(config.tools))) if config.tools else None
-        judge = resolve_judge(_absolute(config.judge, self.config)) if config.judge else None
+        judge = resolve_judge(absolute_spec(config.judge, base)) if config.judge else None
         return HostAgent(agent_id, config, agent, live, judge)
 
     def suite(self, ref: str) -> CatalogSuite | None:
@@ -116,16 +117,3 @@ class Catalog:
             close = getattr(agent.agent, "close", None)
             if callable(close):
                 close()
-
-
-def _absolute(spec: str | None, config: HostConfig) -> str:
-    """Resolve the file paths in an agent or judge specification against the config file."""
-    if spec is None:
-        return ""
-    for prefix in ("scripted:",):
-        if spec.startswith(prefix):
-            return prefix + str(config.path(spec.removeprefix(prefix)))
-    target, sep, attribute = spec.rpartition(":")
-    if sep and target.endswith(".py") and not spec.startswith("cmd:"):
-        return f"{config.path(target)}:{attribute}"
-    return spec
