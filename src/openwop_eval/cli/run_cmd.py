@@ -13,14 +13,16 @@ from typing import IO, Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 from ..agents import AgentSpecError, absolute_spec, resolve_agent
 from ..core import SuiteError
 from ..judges import resolve_judge
-from ..runner.api import RunError, resume_async, run_suite_async
+from ..runner.api import RunEndedError, RunError, resume_async, run_suite_async
 from ..runner.events import read_jsonl
+from ..runner.fixtures import Recording, merge_recordings
 from ..runner.reports import junit_xml, markdown, report_dict
-from ..runner.run import RunOptions, RunResult, recording_from
+from ..runner.run import RunOptions, RunResult
 from ..runner.tools import load_live_tools
 from ..store import Store, StoreError
 from ..suitefile import load_suite
@@ -119,6 +121,12 @@ def run(
         _usage(err, "give a SUITE to run, or --resume RUN_ID (not both)")
     if resume_id is None and agent_spec is None:
         _usage(err, "--agent is required, e.g. --agent my_agent:answer or scripted:agent.json")
+    if resume_id is not None and (fixtures_from or live_shadow):
+        _usage(
+            err,
+            "a resumed run serves the fixtures it was started with;"
+            " --fixtures-from and --live-shadow cannot be given with --resume",
+        )
     options = RunOptions(concurrency=concurrency, timeout_s=timeout_s, live_shadow=live_shadow)
     try:
         store = Store(store_url)
@@ -149,7 +157,6 @@ def run(
             "store": store,
             "judge": judge,
             "live_tools": live,
-            "recording": recording,
             "observer": progress,
             "events": sink,
         }
@@ -166,19 +173,25 @@ def run(
                     agent,
                     options=options,
                     agent_spec=absolute_spec(agent_spec or ""),
+                    recording=recording,
                     **common,
                 )
             result = asyncio.run(_closing(coro, judge))
+        except RunEndedError as exc:
+            err.print(f"[red]the run could not complete:[/red] {escape(str(exc))}")
+            sys.exit(EXIT_INCOMPLETE)
         except RunError as exc:
             _usage(err, str(exc))
         except KeyboardInterrupt:
             err.print(
                 "[yellow]interrupted[/yellow]: every finished trial is kept; continue with"
-                " openwop-eval run --resume RUN_ID (see the run id above)"
+                f" openwop-eval run --resume {escape(progress.run_id or 'RUN_ID')}"
             )
             sys.exit(EXIT_INCOMPLETE)
         except StoreError as exc:
-            err.print(f"[red]the run could not complete:[/red] {exc}")
+            # The first line names the cause; the SQL and its parameters (data) stay out of logs.
+            cause = escape(str(exc).splitlines()[0][:300])
+            err.print(f"[red]the run could not complete:[/red] {cause}")
             sys.exit(EXIT_INCOMPLETE)
     _outputs(result, out, report, junit, markdown_path)
     print_run_table(out_console, result.grade, result.run_id)
@@ -205,15 +218,15 @@ def _open(stack: ExitStack, path: str, mode: str) -> IO[str]:
     return stack.enter_context(open(path, mode, encoding="utf-8"))
 
 
-def _recording(specs: tuple[str, ...], tasks: list[str] | None) -> Any:
+def _recording(specs: tuple[str, ...], tasks: list[str] | None) -> Recording | None:
+    """``--fixtures-from [TASK=]EVENTS``, each for one task or for every task of the suite."""
     if not specs:
         return None
-    merged: dict[str, Any] = {}
+    parts = []
     for spec in specs:
         task, sep, path = spec.rpartition("=")
-        chosen = [task] if sep else tasks
-        merged.update(recording_from(read_jsonl(path if sep else spec), chosen))
-    return merged
+        parts.append((read_jsonl(path if sep else spec), [task] if sep else tasks))
+    return merge_recordings(parts)
 
 
 def _outputs(

@@ -153,21 +153,37 @@ class EventWriter:
             raise failure
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
-    """Events from a JSON-lines file, in sequence order; blank lines are skipped."""
+    """Events from a JSON-lines file, in sequence order; blank lines are skipped.
+
+    Strict JSON (no NaN or Infinity, which no store could hold); a line that is not an
+    event is a located ``ValueError``, never a crash, however it is broken.
+    """
     docs = []
     with open(path, encoding="utf-8") as handle:
         for number, line in enumerate(handle, 1):
             if not line.strip():
                 continue
             try:
-                doc = json.loads(line)
+                doc = json.loads(line, parse_constant=_no_constant)
+            except RecursionError:
+                raise ValueError(f"{path}:{number}: an event nested too deeply") from None
             except ValueError as exc:
                 raise ValueError(f"{path}:{number}: not a JSON event ({exc})") from None
             if not isinstance(doc, dict):
                 raise ValueError(f"{path}:{number}: an event must be a JSON object")
             docs.append(doc)
-    return sorted(docs, key=lambda d: d.get("sequence", 0))
+    return sorted(docs, key=sequence_of)
+
+
+def sequence_of(doc: dict[str, Any]) -> int:
+    """An event's sequence for ordering; a missing or malformed one sorts first."""
+    value = doc.get("sequence")
+    return value if type(value) is int else 0
 
 
 def trial_ext(task_id: str, trial: int, invocation_id: str, **extra: JSON) -> dict[str, JSON]:

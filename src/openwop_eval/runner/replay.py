@@ -22,6 +22,7 @@ from .events import (
     INVOCATION_STARTED,
     TOOL_CALLED,
     TOOL_RETURNED,
+    sequence_of,
     v2_type,
 )
 
@@ -60,7 +61,7 @@ def replay(docs: Iterable[dict[str, Any]]) -> Replay:
     open_invocation: str | None = None
     problems: list[str] = []
     seen_trials: defaultdict[str, int] = defaultdict(int)
-    for doc in sorted(docs, key=lambda d: d.get("sequence", 0)):
+    for doc in sorted(docs, key=sequence_of):
         kind = v2_type(str(doc.get("type", "")))
         payload = _object(doc.get("payload"))
         ext = _object(payload.get(EXT))

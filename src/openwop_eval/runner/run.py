@@ -23,26 +23,24 @@ from ..agents.base import Agent
 from ..core import GradingPlan, SuiteGrade, TrialRecord, grade_suite, plan_suite, summary_dict
 from ..core.rubric import Judge
 from ..core.stats import decimal_sum
-from ..store import RunRecord, RunStatus, Store
+from ..store import RunRecord, Store
 from ..suitefile import LoadedSuite
+from .ending import end_run, failure_of, writer_for
 from .events import (
     EVAL_COMPLETED,
     EVAL_STARTED,
-    RUN_CANCELLED,
     RUN_COMPLETED,
-    RUN_FAILED,
     RUN_STARTED,
     EventWriter,
-    Pending,
     new_id,
     pending,
 )
+from .fixtures import FixtureSource, Recording, recording_from
 from .replay import replay
-from .tools import FixtureBook, LiveTool
+from .tools import LiveTool
 from .trial import TrialOutcome, TrialSetup, run_trial
 
-Recording = Mapping[str, Mapping[int, list[tuple[str, Any, Any]]]]
-"""Per task, per recorded trial: (tool, args, result) of each answered call."""
+__all__ = ["Recording", "recording_from"]  # re-exported: they once lived here
 
 
 @dataclass(frozen=True)
@@ -84,7 +82,8 @@ class Execution:
     options: RunOptions = field(default_factory=RunOptions)
     judge: Judge | None = None
     live: Mapping[str, LiveTool] | None = None
-    recording: Recording | None = None
+    fixtures: FixtureSource = field(default_factory=FixtureSource)
+    """What answers the tool calls; stored with the run, and restored from it on resume."""
     observer: Observer | None = None
     jsonl: IO[str] | None = None
     on_commit: Callable[[str], None] | None = None
@@ -110,22 +109,11 @@ def prepare_run(
     owner: dict[str, Any] | None = None,
     extra: dict[str, Any] | None = None,
 ) -> RunRecord:
-    """Create the run in the store and commit ``run.started`` and ``eval.started``."""
+    """Create the run in the store with ``run.started`` and ``eval.started``, atomically:
+    a run that exists has its opening events, whenever the process dies."""
     suite = execution.loaded.suite
     tenant = execution.options.tenant
-    run = execution.store.create_run(
-        RunRecord(
-            run_id=f"{tenant}/{new_id()}",
-            tenant=tenant,
-            status="running",
-            suite_id=suite.suite_id,
-            suite_version=suite.version,
-            agent_spec=agent_spec,
-            agent_id=execution.agent.agent_id,
-            suite_doc=suite_doc,
-            options={**execution.options.as_dict(), **(extra or {})},
-        )
-    )
+    run_id = f"{tenant}/{new_id()}"
     started: dict[str, Any] = {"workflowId": workflow_id(suite.suite_id), "inputs": {}}
     if owner is not None:
         started["owner"] = owner
@@ -137,9 +125,29 @@ def prepare_run(
     }
     if extra and extra.get("fixtureRuns"):
         eval_started["fixtureRuns"] = extra["fixtureRuns"]  # the accepted map, echoed
-    writer = _writer(execution, run.run_id, -1)
-    writer.write([pending(RUN_STARTED, started), pending(EVAL_STARTED, eval_started)])
-    writer.flush()
+    opening: list[dict[str, Any]] = []
+    numbering = EventWriter(run_id, lambda docs, _trials: opening.extend(docs))
+    numbering.write([pending(RUN_STARTED, started), pending(EVAL_STARTED, eval_started)])
+    numbering.flush()
+    run = execution.store.create_run(
+        RunRecord(
+            run_id=run_id,
+            tenant=tenant,
+            status="running",
+            suite_id=suite.suite_id,
+            suite_version=suite.version,
+            agent_spec=agent_spec,
+            agent_id=execution.agent.agent_id,
+            suite_doc=suite_doc,
+            options={**execution.options.as_dict(), **(extra or {})},
+            fixture_source=execution.fixtures.to_json(),
+        ),
+        opening,
+    )
+    if execution.jsonl is not None:
+        execution.jsonl.write("".join(_line(doc) for doc in opening))
+    if execution.on_commit is not None:
+        execution.on_commit(run_id)
     return run
 
 
@@ -162,32 +170,11 @@ async def execute_run(execution: Execution, run_id: str) -> RunResult:
         if execution.stopping:
             writer.flush()
         else:
-            _terminate(execution, run_id, writer, "cancelled", pending(RUN_CANCELLED, {}))
+            end_run(store, run_id, "cancelled", writer=writer)
         raise
     except Exception as exc:
-        failed = pending(RUN_FAILED, {"error": {"code": "run_failed", "message": str(exc)[:500]}})
-        _terminate(execution, run_id, writer, "failed", failed, str(exc))
+        end_run(store, run_id, "failed", failure_of(exc), writer)
         raise
-
-
-def _terminate(
-    execution: Execution,
-    run_id: str,
-    writer: EventWriter,
-    status: RunStatus,
-    event: Pending,
-    error: str | None = None,
-) -> None:
-    try:
-        writer.flush()  # finished trials first
-    except Exception:  # the store may be what failed; what is committed is kept
-        writer.discard()
-    try:
-        writer.write([event])
-        writer.flush()
-        execution.store.set_status(run_id, status, error=error)
-    except Exception:  # nothing more can be recorded; the host's recovery will close the run
-        return
 
 
 async def resume_run(execution: Execution, run: RunRecord) -> RunResult:
@@ -200,17 +187,13 @@ async def resume_run(execution: Execution, run: RunRecord) -> RunResult:
 
 
 def _writer(execution: Execution, run_id: str, last: int) -> EventWriter:
-    def commit(docs: list[dict[str, Any]], trials: list[Any]) -> None:
-        execution.store.append(run_id, docs, trials)
-        if execution.on_commit is not None:
-            execution.on_commit(run_id)
-
-    return EventWriter(run_id, commit, last, execution.jsonl)
+    return writer_for(execution.store, run_id, last, execution.jsonl, execution.on_commit)
 
 
 async def _execute(execution: Execution, run_id: str, writer: EventWriter) -> RunResult:
     plan = execution.plan
-    prior = replay(execution.store.events(run_id))
+    # Reading and grading are CPU work: off the event loop, which a host shares with requests.
+    prior = await asyncio.to_thread(replay, execution.store.events(run_id))
     done = {(r.task_id, r.index) for r in prior.records}
     spent = [r.cost_usd for r in prior.records if r.cost_usd is not None]
     budget = _budget(plan)
@@ -235,7 +218,7 @@ async def _execute(execution: Execution, run_id: str, writer: EventWriter) -> Ru
                     index,
                     execution.agent,
                     execution.judge,
-                    _book(execution, task, index),
+                    execution.fixtures.book(task, index),
                     execution.live,
                     execution.options.timeout_s,
                 )
@@ -251,10 +234,10 @@ async def _execute(execution: Execution, run_id: str, writer: EventWriter) -> Ru
 
     await asyncio.gather(*(one(task, i) for task, i in todo))
     writer.flush()
-    return _finish(execution, run_id, writer, plan, exhausted, len(done))
+    return await _finish(execution, run_id, writer, plan, exhausted, len(done))
 
 
-def _finish(
+async def _finish(
     execution: Execution,
     run_id: str,
     writer: EventWriter,
@@ -262,14 +245,9 @@ def _finish(
     exhausted: bool,
     resumed: int,
 ) -> RunResult:
-    log = replay(execution.store.events(run_id))
+    docs = execution.store.events(run_id)
     diagnostics = execution.store.trial_results(run_id)
-    summary = summary_dict(grade_suite(plan, log.records))
-    # The same records with the local diagnostics (outputs, error messages) put back, for the
-    # reasons people read; the numbers and verdicts cannot change, the scores being recorded.
-    grade = grade_suite(
-        plan, [_enrich(r, diagnostics.get((r.task_id, r.index))) for r in log.records]
-    )
+    summary, grade = await asyncio.to_thread(_decide, plan, docs, diagnostics)
     writer.write(
         [
             pending(
@@ -291,6 +269,20 @@ def _finish(
     )
 
 
+def _decide(
+    plan: GradingPlan,
+    docs: list[dict[str, Any]],
+    diagnostics: dict[tuple[str, int], dict[str, Any]],
+) -> tuple[dict[str, Any], SuiteGrade]:
+    """The summary from the log alone, as any auditor computes it, and the same grade with
+    the local diagnostics (outputs, error messages) put back for the reasons people read;
+    the numbers and verdicts cannot differ, the scores being recorded facts."""
+    records = replay(docs).records
+    summary = summary_dict(grade_suite(plan, records))
+    grade = grade_suite(plan, [_enrich(r, diagnostics.get((r.task_id, r.index))) for r in records])
+    return summary, grade
+
+
 def _enrich(record: TrialRecord, extra: dict[str, Any] | None) -> TrialRecord:
     if not extra:
         return record
@@ -305,31 +297,5 @@ def _budget(plan: GradingPlan) -> Fraction | None:
     return decimal_sum([thresholds.max_cost_usd])
 
 
-def _book(execution: Execution, task: Any, index: int) -> FixtureBook | None:
-    if execution.options.live_shadow:
-        return None
-    if execution.recording is not None and task.task_id in execution.recording:
-        trials = execution.recording[task.task_id]
-        if not trials:
-            return FixtureBook()  # recorded nothing: every call misses
-        keys = sorted(trials)
-        return FixtureBook.from_recording(trials[keys[index % len(keys)]])
-    fixtures = task.task.fixtures
-    if fixtures is None or fixtures.tool_responses is None:
-        return None
-    return FixtureBook.from_responses([(r.tool, r.response) for r in fixtures.tool_responses])
-
-
 def _line(doc: dict[str, Any]) -> str:
     return json.dumps(doc, ensure_ascii=False) + "\n"
-
-
-def recording_from(docs: list[dict[str, Any]], tasks: list[str] | None = None) -> Recording:
-    """The answered calls of a recorded run, per task and trial (``--fixtures-from``)."""
-    found: dict[str, dict[int, list[tuple[str, Any, Any]]]] = {}
-    for (task_id, trial), calls in replay(docs).responses.items():
-        if tasks is None or task_id in tasks:
-            found.setdefault(task_id, {})[trial] = calls
-    for task_id in tasks or ():
-        found.setdefault(task_id, {})
-    return found

@@ -4,6 +4,7 @@ graded by the core, and leaves its events and diagnostics for the writer."""
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -84,15 +85,14 @@ async def run_trial(setup: TrialSetup) -> TrialOutcome:
     started = time.monotonic()
     try:
         reply = await asyncio.wait_for(agent.run(context, boundary), setup.timeout_s)
-        if not isinstance(reply, AgentReply):
-            raise AgentProtocolError(f"the agent returned {type(reply).__name__}, not a reply")
-        _check_json(reply.output)
+        _check_reply(reply)
     except ToolMissError:
         error_kind = "fixture-miss"  # the miss propagated: the trial has already failed closed
     except TimeoutError:
         error, error_kind = f"timed out after {setup.timeout_s:g} s", "timeout"
     except AgentProtocolError as exc:
         error, error_kind = f"protocol error: {exc}", "protocol"
+        reply = None  # what it returned is not a reply the run can record
     except Exception as exc:  # any failure of the agent is that trial's error, not the run's
         error, error_kind = f"{type(exc).__name__}: {exc}", "exception"
         reply = None
@@ -124,7 +124,8 @@ async def run_trial(setup: TrialSetup) -> TrialOutcome:
         latency_ms=latency_ms,
         verdicts=verdicts,
     )
-    grade = grade_trial(setup.plan, setup.task, record)
+    # Bounded, but CPU work: off the event loop, which a host shares with its requests.
+    grade = await asyncio.to_thread(grade_trial, setup.plan, setup.task, record)
     diagnostics["calls"] = [
         {
             "tool": c.tool,
@@ -164,11 +165,21 @@ async def run_trial(setup: TrialSetup) -> TrialOutcome:
     return TrialOutcome(record, grade, invocation_id, events, diagnostics)
 
 
-def _check_json(output: Any) -> None:
+def _check_reply(reply: Any) -> None:
+    """A reply the run can record: a JSON output, and finite non-negative cost and latency."""
+    if not isinstance(reply, AgentReply):
+        raise AgentProtocolError(f"the agent returned {type(reply).__name__}, not a reply")
     try:
-        canonical_json(output)
+        canonical_json(reply.output)
     except Exception as exc:  # the encoder rejects any non-JSON value
-        raise AgentProtocolError(f"the output is not a JSON value: {exc}") from exc
+        raise AgentProtocolError(f"the output is not a JSON value: {str(exc)[:200]}") from None
+    for name, value in (("costUsd", reply.cost_usd), ("latencyMs", reply.latency_ms)):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise AgentProtocolError(f"{name} must be a number, got {type(value).__name__}")
+        if not math.isfinite(value) or value < 0:
+            raise AgentProtocolError(f"{name} must be a finite number ≥ 0")
 
 
 async def _judge(

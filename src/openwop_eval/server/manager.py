@@ -13,10 +13,12 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from ..runner.events import RUN_FAILED, EventWriter, pending
-from ..runner.run import Execution, Recording, RunOptions, execute_run, prepare_run
+from ..runner.api import RunEndedError, RunError, check_runnable, reopen
+from ..runner.ending import AGENT_GONE, end_run
+from ..runner.fixtures import FixtureSource, Recording
+from ..runner.run import Execution, RunOptions, execute_run, prepare_run, resume_run
 from ..store import RunRecord, Store
-from ..suitefile import parse_suite
+from ..suitefile import LoadedSuite
 from .catalog import Catalog, CatalogSuite, HostAgent
 from .hub import Hub
 
@@ -32,11 +34,12 @@ class RunManager:
         self.executions: dict[str, Execution] = {}
 
     def _execution(
-        self, suite: Any, agent: HostAgent, tenant: str, recording: Recording | None
+        self, suite: LoadedSuite, agent: HostAgent, tenant: str, fixtures: FixtureSource
     ) -> Execution:
         options = RunOptions(
             concurrency=agent.config.concurrency, timeout_s=agent.config.timeout_s, tenant=tenant
         )
+        check_runnable(suite, fixtures, options, agent.judge)
         return Execution(
             self.store,
             suite,
@@ -44,7 +47,7 @@ class RunManager:
             options,
             agent.judge,
             agent.live,
-            recording,
+            fixtures,
             on_commit=self.hub.notify,
         )
 
@@ -57,7 +60,7 @@ class RunManager:
         extra: Mapping[str, Any],
         recording: Recording | None = None,
     ) -> RunRecord:
-        execution = self._execution(suite.loaded, agent, tenant, recording)
+        execution = self._execution(suite.loaded, agent, tenant, FixtureSource(recording))
         run = prepare_run(
             execution,
             suite.doc,
@@ -68,13 +71,16 @@ class RunManager:
         self._launch(run.run_id, execution)
         return run
 
-    def _launch(self, run_id: str, execution: Execution) -> None:
+    def _launch(self, run_id: str, execution: Execution, run: RunRecord | None = None) -> None:
         self.executions[run_id] = execution
-        self.tasks[run_id] = asyncio.create_task(self._execute(run_id, execution))
+        self.tasks[run_id] = asyncio.create_task(self._execute(run_id, execution, run))
 
-    async def _execute(self, run_id: str, execution: Execution) -> None:
+    async def _execute(self, run_id: str, execution: Execution, run: RunRecord | None) -> None:
         try:
-            await execute_run(execution, run_id)
+            if run is None:
+                await execute_run(execution, run_id)
+            else:
+                await resume_run(execution, run)
         except asyncio.CancelledError:
             pass
         except Exception:
@@ -97,36 +103,33 @@ class RunManager:
         for run in self.store.unfinished_runs():
             if run.run_id in self.tasks or not run.agent_spec.startswith(HOST_AGENT):
                 continue  # a run of the command line is resumed with `run --resume`
-            reason = self._resume(run)
-            if reason is None:
+            if self._resume(run):
                 resumed.append(run.run_id)
-            else:
-                self._fail(run, reason)
+            self.hub.notify(run.run_id)
         return resumed
 
-    def _resume(self, run: RunRecord) -> str | None:
-        agent = self.catalog.agents.get(run.agent_id)
-        if agent is None:
-            return f"agent {run.agent_id} is no longer configured on this host"
+    def _resume(self, run: RunRecord) -> bool:
+        """Resume ``run`` as it was started, through the runner's one resume door, or end it
+        as failed; True when it runs again."""
         try:
-            loaded = parse_suite(run.suite_doc, source=f"run {run.run_id}")
-        except ValueError as exc:
-            return f"the run's suite no longer loads: {exc}"
-        self.store.set_status(run.run_id, "running")
-        self._launch(run.run_id, self._execution(loaded, agent, run.tenant, None))
+            reopened = reopen(self.store, run.run_id)
+        except RunEndedError as ended:  # reopen has ended it, with its reason
+            log.warning("ended eval run %s: %s", run.run_id, ended.failure.message)
+            return False
+        except RunError:  # finished meanwhile: nothing to resume
+            return False
+        agent = self.catalog.agents.get(run.agent_id)
+        try:
+            if agent is None:
+                raise RunError("the agent is gone")
+            execution = self._execution(reopened.loaded, agent, run.tenant, reopened.fixtures)
+        except RunError:  # the agent, or what it needs to run the suite, is gone
+            if end_run(self.store, run.run_id, "failed", AGENT_GONE):
+                log.warning("ended eval run %s: %s", run.run_id, AGENT_GONE.message)
+            return False
+        self._launch(run.run_id, execution, reopened.run)
         log.info("resumed eval run %s", run.run_id)
-        return None
-
-    def _fail(self, run: RunRecord, reason: str) -> None:
-        def commit(docs: list[dict[str, Any]], trials: list[Any]) -> None:
-            self.store.append(run.run_id, docs, trials)
-
-        writer = EventWriter(run.run_id, commit, self.store.last_sequence(run.run_id))
-        writer.write([pending(RUN_FAILED, {"error": {"code": "run_abandoned", "message": reason}})])
-        writer.flush()
-        self.store.set_status(run.run_id, "failed", error=reason)
-        self.hub.notify(run.run_id)
-        log.warning("ended eval run %s: %s", run.run_id, reason)
+        return True
 
     async def shutdown(self) -> None:
         """Stop every run without ending it; the next start resumes them."""

@@ -25,6 +25,8 @@ class RunRecord:
     mode: str = "eval"
     summary: dict[str, Any] | None = None
     error: str | None = None
+    fixture_source: dict[str, Any] | None = None
+    """What answers the run's tool calls, as the runner stored it when the run was created."""
 
     @property
     def terminal(self) -> bool:

@@ -23,6 +23,7 @@ runs = sa.Table(
     sa.Column("error", sa.Text, nullable=True),
     sa.Column("created_at", sa.String(40), nullable=False),
     sa.Column("updated_at", sa.String(40), nullable=False),
+    sa.Column("fixture_source", sa.JSON, nullable=True),
     sa.Index("ix_runs_tenant_created", "tenant", "created_at"),
 )
 

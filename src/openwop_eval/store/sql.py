@@ -96,16 +96,18 @@ class Store:
 
     # --- runs ---------------------------------------------------------------------------
 
-    def create_run(self, run: RunRecord) -> RunRecord:
+    def create_run(self, run: RunRecord, opening: Sequence[dict[str, Any]] = ()) -> RunRecord:
+        """Insert the run and its first events in one transaction."""
         stamp = now()
         row = {**_row(run), "created_at": stamp, "updated_at": stamp}
         with self.transaction() as tx:
             tx.execute(runs.insert().values(**row))
+            _insert_events(tx, run.run_id, opening)
         return self.get_run(run.run_id)  # type: ignore[return-value]
 
     def get_run(self, run_id: str, documents: bool = True) -> RunRecord | None:
-        """The run; with ``documents=False`` its suite and summary are not read (they grow
-        with the suite, and most readers need only the run's state)."""
+        """The run; with ``documents=False`` its suite, summary and fixture source are not
+        read (they grow with the suite, and most readers need only the run's state)."""
         columns = _ALL if documents else _LIGHT
         with self.transaction() as tx:
             row = tx.execute(sa.select(*columns).where(runs.c.run_id == run_id)).mappings().first()
@@ -140,7 +142,7 @@ class Store:
             )
         with self.transaction() as tx:
             rows = tx.execute(query.limit(limit)).mappings().all()
-        return [RunRecord(**{**row, "suite_doc": {}, "summary": None}) for row in rows]
+        return [RunRecord(**row) for row in rows]
 
     def unfinished_runs(self) -> list[RunRecord]:
         """Every run, of any tenant, not yet completed, failed or cancelled."""
@@ -177,20 +179,7 @@ class Store:
         A trial's diagnostics are written once, with the events that mark it done.
         """
         with self.transaction() as tx:
-            if docs:
-                tx.execute(
-                    events.insert(),
-                    [
-                        {
-                            "run_id": run_id,
-                            "sequence": d["sequence"],
-                            "event_id": d["eventId"],
-                            "type": d["type"],
-                            "doc": d,
-                        }
-                        for d in docs
-                    ],
-                )
+            _insert_events(tx, run_id, docs)
             if trials:
                 tx.execute(
                     trial_results.insert(),
@@ -235,8 +224,26 @@ class Store:
         }
 
 
+def _insert_events(tx: Connection, run_id: str, docs: Sequence[dict[str, Any]]) -> None:
+    if docs:
+        tx.execute(
+            events.insert(),
+            [
+                {
+                    "run_id": run_id,
+                    "sequence": d["sequence"],
+                    "event_id": d["eventId"],
+                    "type": d["type"],
+                    "doc": d,
+                }
+                for d in docs
+            ],
+        )
+
+
 _ALL = tuple(runs.c)
-_LIGHT = tuple(c for c in runs.c if c.name not in ("suite_doc", "summary"))
+_DOCUMENTS = ("suite_doc", "summary", "fixture_source")
+_LIGHT = tuple(c for c in runs.c if c.name not in _DOCUMENTS)
 
 
 def _row(run: RunRecord) -> dict[str, Any]:
@@ -253,4 +260,5 @@ def _row(run: RunRecord) -> dict[str, Any]:
         "options": run.options,
         "summary": run.summary,
         "error": run.error,
+        "fixture_source": run.fixture_source,
     }

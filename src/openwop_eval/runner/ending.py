@@ -1,0 +1,110 @@
+"""Ending a run that cannot complete: one event, one status, and a content-free reason.
+
+A run-level error is read by anyone who can list runs, so it carries a kind and a fixed
+message, never an exception's text: a database error quotes its parameters (tool arguments,
+fixture responses), an agent's exception quotes whatever the agent had in hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..store import RunStatus, Store, StoreError
+from .events import RUN_CANCELLED, RUN_COMPLETED, RUN_FAILED, EventWriter, pending
+
+
+@dataclass(frozen=True)
+class RunFailure:
+    code: str
+    message: str
+
+    def as_error(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message}
+
+
+STORE_FAILED = RunFailure("store_error", "the store could not record the run")
+INTERNAL = RunFailure("run_failed", "the run stopped on an internal error")
+SOURCE_LOST = RunFailure(
+    "fixture_source_lost",
+    "the run's fixture source cannot be read back; it is not continued on other fixtures",
+)
+SUITE_LOST = RunFailure("suite_unloadable", "the run's suite no longer loads")
+AGENT_GONE = RunFailure(
+    "run_abandoned", "the run's agent is no longer configured on this host to run it"
+)
+
+
+def failure_of(exc: BaseException) -> RunFailure:
+    """The content-free kind of an exception that ended a run."""
+    return STORE_FAILED if isinstance(exc, StoreError) else INTERNAL
+
+
+def writer_for(
+    store: Store,
+    run_id: str,
+    last: int,
+    jsonl: Any = None,
+    on_commit: Callable[[str], None] | None = None,
+) -> EventWriter:
+    """The one writer of a run's events: to the store, then the optional file."""
+
+    def commit(docs: list[dict[str, Any]], trials: list[Any]) -> None:
+        store.append(run_id, docs, trials)
+        if on_commit is not None:
+            on_commit(run_id)
+
+    return EventWriter(run_id, commit, last, jsonl)
+
+
+def end_run(
+    store: Store,
+    run_id: str,
+    status: RunStatus,
+    failure: RunFailure | None = None,
+    writer: EventWriter | None = None,
+) -> bool:
+    """Commit what ``writer`` holds, then ``run.failed``/``run.cancelled`` and the status.
+
+    Returns False when the store refused even that: what is committed is kept, and the
+    run stays open for a later resume or recovery to end it.
+    """
+    writer = writer or writer_for(store, run_id, store.last_sequence(run_id))
+    try:
+        writer.flush()  # finished trials first
+    except Exception:  # the store may be what failed; what is committed is kept
+        writer.discard()
+    if status == "cancelled":
+        event = pending(RUN_CANCELLED, {})
+    else:
+        event = pending(RUN_FAILED, {"error": (failure or INTERNAL).as_error()})
+    try:
+        writer.write([event])
+        writer.flush()
+        store.set_status(run_id, status, error=failure.message if failure else None)
+    except Exception:
+        return False
+    return True
+
+
+_ENDINGS: dict[str, RunStatus] = {
+    RUN_COMPLETED: "completed",
+    RUN_FAILED: "failed",
+    RUN_CANCELLED: "cancelled",
+}
+
+
+def settle_logged_end(store: Store, run_id: str) -> RunStatus | None:
+    """A run whose log already ends it (killed between that commit and the status update)
+    takes the status its log states; returns it, or None when the log does not end it."""
+    last = store.last_sequence(run_id)
+    tail = store.events(run_id, after=last - 1) if last >= 0 else []
+    status = _ENDINGS.get(tail[-1].get("type", "")) if tail else None
+    if status is None:
+        return None
+    payload = tail[-1].get("payload") or {}
+    summary = (payload.get("outputs") or {}).get("evalSummary") if status == "completed" else None
+    error = (payload.get("error") or {}).get("message") if status == "failed" else None
+    store.set_status(run_id, status, summary=summary, error=error)
+    return status

@@ -1,0 +1,130 @@
+"""A run's fixture source: what answers its tool calls, stored with the run.
+
+A run answers tool calls from its suite's ``toolResponses`` (the suite document is stored
+with the run), from responses recorded in earlier runs (``--fixtures-from``, the host's
+``fixtureRuns``) laid over them task by task, or — live-shadow — from live tools alone. The
+whole source is stored as an immutable copy when the run is created, so every resume serves
+exactly what the run started with; a run whose source cannot be read back is ended as failed,
+never continued on other fixtures (a resumed trial served other answers could flip the gate).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..core import CompiledTask, OpenwopEvalError
+from .replay import replay
+from .tools import FixtureBook
+
+Recording = Mapping[str, Mapping[int, list[tuple[str, Any, Any]]]]
+"""Per task, per recorded trial: (tool, args, result) of each answered call."""
+
+FORMAT = 1
+"""The version of the stored form; a reader refuses any other."""
+
+
+class FixtureSourceError(OpenwopEvalError):
+    """A stored fixture source that cannot be read back exactly."""
+
+
+@dataclass(frozen=True)
+class FixtureSource:
+    recording: Recording | None = None
+    """Recorded responses for the tasks they name; other tasks use the suite's fixtures."""
+    live_shadow: bool = False
+    """No fixtures at all: every call goes to a live tool (``live-shadow`` suites only)."""
+
+    def book(self, task: CompiledTask, index: int) -> FixtureBook | None:
+        """The fixture answers of trial ``index`` of ``task``, fresh; None: live tools."""
+        if self.live_shadow:
+            return None
+        if self.recording is not None and task.task_id in self.recording:
+            trials = self.recording[task.task_id]
+            if not trials:
+                return FixtureBook()  # recorded nothing: every call misses
+            keys = sorted(trials)
+            return FixtureBook.from_recording(trials[keys[index % len(keys)]])
+        fixtures = task.task.fixtures
+        if fixtures is None or fixtures.tool_responses is None:
+            return None
+        return FixtureBook.from_responses([(r.tool, r.response) for r in fixtures.tool_responses])
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"format": FORMAT, "liveShadow": self.live_shadow}
+        if self.recording is not None:
+            doc["recording"] = {
+                task_id: [
+                    {
+                        "trial": index,
+                        "calls": [
+                            {"tool": tool, "args": args, "result": result}
+                            for tool, args, result in trials[index]
+                        ],
+                    }
+                    for index in sorted(trials)
+                ]
+                for task_id, trials in self.recording.items()
+            }
+        return doc
+
+    @classmethod
+    def from_json(cls, doc: Any) -> FixtureSource:
+        """The source stored by :meth:`to_json`; anything else is refused, never guessed."""
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+            raise FixtureSourceError("the run has no readable fixture source")
+        live_shadow = doc.get("liveShadow")
+        if not isinstance(live_shadow, bool):
+            raise FixtureSourceError("the fixture source has no liveShadow flag")
+        stored = doc.get("recording")
+        if stored is None:
+            return cls(None, live_shadow)
+        if not isinstance(stored, dict):
+            raise FixtureSourceError("the fixture source's recording is not an object")
+        return cls({task: _trials(trials) for task, trials in stored.items()}, live_shadow)
+
+
+def _trials(stored: Any) -> dict[int, list[tuple[str, Any, Any]]]:
+    if not isinstance(stored, list):
+        raise FixtureSourceError("a recorded task is not a list of trials")
+    trials: dict[int, list[tuple[str, Any, Any]]] = {}
+    for entry in stored:
+        index = entry.get("trial") if isinstance(entry, dict) else None
+        calls = entry.get("calls") if isinstance(entry, dict) else None
+        if type(index) is not int or index in trials or not isinstance(calls, list):
+            raise FixtureSourceError("a recorded trial is damaged")
+        trials[index] = [_call(call) for call in calls]
+    return trials
+
+
+def _call(stored: Any) -> tuple[str, Any, Any]:
+    if not isinstance(stored, dict) or not isinstance(stored.get("tool"), str):
+        raise FixtureSourceError("a recorded call is damaged")
+    if "args" not in stored or "result" not in stored:
+        raise FixtureSourceError("a recorded call is damaged")
+    return stored["tool"], stored["args"], stored["result"]
+
+
+def recording_from(docs: Sequence[dict[str, Any]], tasks: Iterable[str] | None = None) -> Recording:
+    """The answered calls of a recorded run, per task and trial; a named task the log does
+    not answer is recorded as answering nothing (every call to it misses)."""
+    wanted = None if tasks is None else list(tasks)
+    found: dict[str, dict[int, list[tuple[str, Any, Any]]]] = {}
+    for (task_id, trial), calls in replay(docs).responses.items():
+        if wanted is None or task_id in wanted:
+            found.setdefault(task_id, {})[trial] = calls
+    for task_id in wanted or ():
+        found.setdefault(task_id, {})
+    return found
+
+
+def merge_recordings(
+    parts: Iterable[tuple[Sequence[dict[str, Any]], Iterable[str] | None]],
+) -> Recording:
+    """One recording from several logs, each for the tasks named (all when None); a later
+    log replaces an earlier one for the tasks both name."""
+    merged: dict[str, Mapping[int, list[tuple[str, Any, Any]]]] = {}
+    for docs, tasks in parts:
+        merged.update(recording_from(docs, tasks))
+    return merged
