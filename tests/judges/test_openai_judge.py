@@ -419,3 +419,39 @@ def test_resolve_judge_builds_an_openai_judge(monkeypatch: pytest.MonkeyPatch) -
 def test_bad_options_are_rejected(options: dict[str, Any]) -> None:
     with pytest.raises(JudgeSpecError):
         OpenAIJudge("m", **options)
+
+
+def test_a_refusing_judge_ends_the_run_without_a_traceback(
+    endpoint: FakeEndpoint, tmp_path: Any
+) -> None:
+    from click.testing import CliRunner
+
+    from openwop_eval.cli.main import main
+    from openwop_eval.store import Store
+
+    endpoint.script(Reply(401, json.dumps({"error": {"message": "bad key"}})))
+    suite = {
+        "suiteId": "test.openwop.evals.judge",
+        "version": "1.0.0",
+        "modes": ["rubric"],
+        "tasks": [
+            {
+                "taskId": "t",
+                "input": {},
+                "expected": {"kind": "rubric", "rubric": [{"criterion": "polite", "weight": 1}]},
+            }
+        ],
+    }
+    (tmp_path / "suite.json").write_text(json.dumps(suite))
+    (tmp_path / "agent.json").write_text(json.dumps({"agentId": "a", "default": [{"output": 1}]}))
+    url = f"sqlite:///{tmp_path / 's.sqlite'}"
+    argv = ["run", str(tmp_path / "suite.json"), "--agent", f"scripted:{tmp_path / 'agent.json'}"]
+    argv += ["--judge", "openai:m", "--judge-base-url", endpoint.url, "--judge-api-key", API_KEY]
+    result = CliRunner().invoke(main, [*argv, "--store", url, "--quiet"])
+    assert result.exit_code == 3
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert "the run could not complete: JudgeHTTPError" in result.stderr
+    assert API_KEY not in result.stderr
+    (run,) = Store(url).list_runs()
+    assert run.status == "failed"
+    assert run.error == "the run stopped on an internal error"

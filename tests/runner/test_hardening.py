@@ -160,3 +160,35 @@ def test_the_run_id_is_printed_when_the_run_starts(
     first = ran.stderr.splitlines()[0]
     assert first.startswith(f"run {run.run_id}: 2 trials to run")
     assert f"openwop-eval run --resume {run.run_id}" in first
+
+
+def test_grading_runs_off_the_event_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from openwop_eval.runner import run as run_module
+    from openwop_eval.runner import trial as trial_module
+
+    threads: list[str] = []
+
+    def spy(real: Any) -> Any:
+        def wrapped(*args: Any) -> Any:
+            threads.append(threading.current_thread().name)
+            return real(*args)
+
+        return wrapped
+
+    monkeypatch.setattr(trial_module, "grade_trial", spy(trial_module.grade_trial))
+    monkeypatch.setattr(run_module, "_decide", spy(run_module._decide))
+
+    async def agent(request: Any, tools: Any) -> str:
+        await tools.call("crm:lookup", {"id": 1})
+        return "ok"
+
+    async def main() -> str:
+        store = Store(f"sqlite:///{tmp_path / 's.sqlite'}")
+        await run_suite_async(parse_suite(suite("plain")), _python_agent(agent), store=store)
+        return threading.current_thread().name
+
+    loop_thread = asyncio.run(main())
+    assert len(threads) == 3  # two trials and the decision
+    assert loop_thread not in threads

@@ -188,11 +188,8 @@ def run(
                 f" openwop-eval run --resume {escape(progress.run_id or 'RUN_ID')}"
             )
             sys.exit(EXIT_INCOMPLETE)
-        except StoreError as exc:
-            # The first line names the cause; the SQL and its parameters (data) stay out of logs.
-            cause = escape(str(exc).splitlines()[0][:300])
-            err.print(f"[red]the run could not complete:[/red] {cause}")
-            sys.exit(EXIT_INCOMPLETE)
+        except Exception as exc:  # the store, a judge endpoint refusing, a bug: never a traceback
+            _incomplete(err, exc)
     _outputs(result, out, report, junit, markdown_path)
     print_run_table(out_console, result.grade, result.run_id)
     if result.budget_exhausted:
@@ -206,6 +203,15 @@ async def _closing(coro: Coroutine[Any, Any, RunResult], judge: Any) -> RunResul
     finally:
         if judge is not None:
             await judge.aclose()
+
+
+def _incomplete(err: Console, exc: Exception) -> None:
+    # The first line names the cause; a database error's SQL and parameters (data) stay out
+    # of CI logs.
+    lines = str(exc).splitlines()
+    cause = escape(f"{type(exc).__name__}: {lines[0][:300] if lines else ''}")
+    err.print(f"[red]the run could not complete:[/red] {cause}")
+    sys.exit(EXIT_INCOMPLETE)
 
 
 def _usage(err: Console, message: str) -> None:
