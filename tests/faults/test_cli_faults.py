@@ -90,8 +90,6 @@ def test_the_scenario_turns_on_the_fixture_source(files: dict[str, Path]) -> Non
 def test_a_killed_run_resumes_to_the_uninterrupted_summary(
     files: dict[str, Path], database: str, source: str, when: str, mode: str, tmp_path: Path
 ) -> None:
-    if database.startswith("postgresql") and (when, mode) not in POINTS[1::2]:
-        pytest.skip("PostgreSQL takes every other point, to keep the suite fast")
     code, expected = _uninterrupted(str(files["suite"].parent), source)
     killed = cli(*_args(files, source), "--store", database, fault=f"{when}:{mode}")
     assert killed.returncode == -9, killed.stderr
