@@ -118,3 +118,18 @@ def test_bad_matchers_are_problems(spec: dict[str, Any], message: str) -> None:
     found = problems_of(spec)
     assert len(found) == 1
     assert found[0].startswith(message)
+
+
+def test_a_mismatch_describes_values_json_cannot_write() -> None:
+    matcher, _ = compile_args({"v": {"$gt": 0}}, False, ())
+    nan = matcher.mismatch({"v": float("nan")}, ())
+    assert nan is not None
+    assert nan.describe() == "args.v: expected a number > 0, got nan"
+    deep: list[Any] = []
+    for _ in range(10_000):
+        deep = [deep]
+    found = matcher.mismatch({"v": deep}, ())
+    assert found is not None
+    assert found.describe() == (
+        "args.v: expected a number > 0, got a value nested more than 100 levels deep"
+    )

@@ -10,18 +10,16 @@ saying where and why, for reports.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, Protocol
 
-import jsonschema
-from jsonschema.exceptions import SchemaError
-from jsonschema.protocols import Validator
-
 from . import names as n
 from .canonical import JSON, canonical_json, is_number, json_equal
 from .problems import Loc, Problem, format_loc
+from .regex import Regex as CompiledRegex
+from .regex import RegexError, compile_regex
+from .schema_matcher import MAX_VALUE_DEPTH, BoundedSchema, compile_schema, nested_deeper_than
 
 MISSING: Final = object()
 """Stands for a key the call did not pass."""
@@ -46,7 +44,12 @@ class ArgMismatch:
 
 
 def _show(value: JSON) -> str:
-    text = canonical_json(value)
+    if nested_deeper_than(value, MAX_VALUE_DEPTH):
+        return f"a value nested more than {MAX_VALUE_DEPTH} levels deep"
+    try:
+        text = canonical_json(value)
+    except (ValueError, TypeError):  # not JSON: NaN, infinities, or a non-JSON Python object
+        text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -73,7 +76,7 @@ class Literal:
 
 @dataclass(frozen=True, slots=True)
 class Regex:
-    pattern: re.Pattern[str]
+    pattern: CompiledRegex
 
     def mismatch(self, value: JSON, loc: Loc) -> ArgMismatch | None:
         if isinstance(value, str) and self.pattern.search(value):
@@ -81,7 +84,7 @@ class Regex:
         return ArgMismatch(loc, self.expected(), value)
 
     def expected(self) -> str:
-        return f"a string matching /{self.pattern.pattern}/"
+        return f"a string matching /{self.pattern.source}/"
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,13 +135,13 @@ class AnyValue:
 
 @dataclass(frozen=True, slots=True)
 class Schema:
-    validator: Validator
+    schema: BoundedSchema
 
     def mismatch(self, value: JSON, loc: Loc) -> ArgMismatch | None:
-        error = jsonschema.exceptions.best_match(self.validator.iter_errors(value))
+        error = self.schema.first_error(value)
         if error is None:
             return None
-        return ArgMismatch(loc, f"{self.expected()} ({error.message})", value)
+        return ArgMismatch(loc, f"{self.expected()} ({error})", value)
 
     def expected(self) -> str:
         return "a value valid against the schema"
@@ -267,9 +270,9 @@ def _compile_regex(arg: JSON, loc: Loc, report: Report) -> Matcher:
         report(loc, f"$regex takes a string, got {_show(arg)}")
         return AnyValue()
     try:
-        return Regex(re.compile(arg))
-    except re.error as exc:
-        report(loc, f"not a valid regular expression ({exc}): {arg!r}")
+        return Regex(compile_regex(arg))
+    except RegexError as exc:
+        report(loc, str(exc))
         return AnyValue()
 
 
@@ -277,11 +280,7 @@ def _compile_schema(arg: JSON, loc: Loc, report: Report) -> Matcher:
     if not isinstance(arg, dict | bool):
         report(loc, f"$schema takes a JSON Schema (an object or a boolean), got {_show(arg)}")
         return AnyValue()
-    cls = jsonschema.validators.validator_for(arg, default=jsonschema.Draft202012Validator)
-    try:
-        cls.check_schema(arg)  # type: ignore[arg-type]  # boolean schemas are valid too
-    except SchemaError as exc:
-        where = "/".join(str(p) for p in exc.path) or "its root"
-        report(loc, f"not a valid JSON Schema at {where}: {exc.message}")
-        return AnyValue()
-    return Schema(cls(arg))
+    schema, findings = compile_schema(arg)
+    for where, message in findings:
+        report((*loc, *where), message)
+    return AnyValue() if schema is None else Schema(schema)
