@@ -79,3 +79,39 @@ def test_public_api_is_exactly_all() -> None:
         if not name.startswith("_") and not isinstance(getattr(openwop_eval, name), ModuleType)
     }
     assert public == set(openwop_eval.__all__) - {"__version__"}
+
+
+LAYERS: dict[str, set[str]] = {
+    "log": {"runner", "store", "server", "cli", "agents", "judges", "conformance"},
+    "store": {"runner", "server", "cli", "log", "conformance"},
+    "runner": {"server", "cli", "conformance"},
+    "agents": {"runner", "server", "cli", "conformance"},
+    "judges": {"runner", "server", "cli", "conformance"},
+    "conformance": {"runner", "server", "cli"},
+}
+"""Per layer of the package, the layers it must never import."""
+
+
+def _package_imports(path: Path) -> set[str]:
+    """The top-level parts of ``openwop_eval`` that ``path`` imports, relative or absolute."""
+    parts = path.relative_to(PACKAGE).parts
+    found = set()
+    for name in imports_of(path):
+        if name.startswith("."):
+            level = len(name) - len(name.lstrip("."))
+            base = list(parts[:-1])[: len(parts) - level]
+            target = [*base, *filter(None, name.lstrip(".").split("."))]
+        elif name.startswith("openwop_eval"):
+            target = name.split(".")[1:]
+        else:
+            continue
+        if target:
+            found.add(target[0].removesuffix(".py"))
+    return found
+
+
+def test_layers_import_only_downwards() -> None:
+    for layer, forbidden in LAYERS.items():
+        for path in sorted((PACKAGE / layer).rglob("*.py")):
+            bad = _package_imports(path) & forbidden
+            assert not bad, f"{path.relative_to(PACKAGE)} imports {sorted(bad)}"

@@ -3,7 +3,6 @@
 The front door of the library: load a suite, grade recorded trials, build the summary.
 """
 
-from .audit import Verification, verify_log
 from .core import (
     CriterionVerdict,
     EvalSummary,
@@ -27,6 +26,7 @@ from .core import (
     summary_dict,
 )
 from .grade import grade
+from .log import Verification, verify_log
 from .runner.api import resume_async, run_suite, run_suite_async
 from .runner.run import RunOptions, RunResult
 from .suitefile import LoadedSuite, load_suite, parse_suite

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from openwop_eval.runner.replay import replay
+from openwop_eval.log import replay
 
 SUITE_ID = "test.openwop.evals.faults"
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from ..audit import verify_log
 from ..core import GradingError, SuiteError
+from ..log import verify_log
 from ..runner.events import read_jsonl
 from ..suitefile import load_suite
 from .codes import EXIT_FAILED, EXIT_INVALID, EXIT_OK

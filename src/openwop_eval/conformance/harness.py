@@ -18,8 +18,8 @@ from typing import Any, Literal
 
 import httpx
 
-from ..audit import verify_log
 from ..core import canonical_json
+from ..log import verify_log
 from ..suitefile import LoadedSuite, parse_suite
 from ..wire import project
 from . import witness

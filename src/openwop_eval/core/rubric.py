@@ -17,6 +17,7 @@ from typing import Protocol
 
 from .canonical import JSON, is_number
 from .errors import JudgeProtocolError
+from .stats import decimal
 from .suite import Criterion
 
 
@@ -61,18 +62,13 @@ def check_verdicts(
     return tuple(float(v.met) for v in verdicts)
 
 
-def _decimal(value: float) -> Fraction:
-    # The shortest repr of a float is the decimal the author wrote (0.7, not 0.6999…).
-    return Fraction(repr(float(value)))
-
-
 def rubric_score(criteria: Sequence[Criterion], met: Sequence[float]) -> float:
     """``Σ weight·met / Σ weight``; a suite whose weights sum to 0 is rejected at load."""
-    total = sum((_decimal(c.weight) for c in criteria), Fraction(0))
+    total = sum((decimal(c.weight) for c in criteria), Fraction(0))
     if total == 0 or len(met) != len(criteria):
         return 0.0
     earned = sum(
-        (_decimal(c.weight) * _decimal(m) for c, m in zip(criteria, met, strict=True)),
+        (decimal(c.weight) * decimal(m) for c, m in zip(criteria, met, strict=True)),
         Fraction(0),
     )
     return float(earned / total)

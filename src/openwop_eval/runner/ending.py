@@ -11,8 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..log.names import RUN_CANCELLED, RUN_COMPLETED, RUN_FAILED
 from ..store import RunStatus, Store, StoreError
-from .events import RUN_CANCELLED, RUN_COMPLETED, RUN_FAILED, EventWriter, pending
+from .events import EventWriter, pending
 
 
 @dataclass(frozen=True)

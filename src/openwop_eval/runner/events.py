@@ -1,10 +1,8 @@
-"""OpenWOP v2 events of an eval run: envelopes, payloads and where they are written.
+"""Writing an eval run's events: ids, timestamps, numbering and committing.
 
-Every event of a trial carries the extension member ``x-openwop-eval`` = ``{taskId, trial,
-invocationId}``, so it is attributable to exactly one (task, trial) even when trials run
-concurrently; the protocol's closed payloads admit ``x-`` members for exactly this. A trial's
-events are committed together when it ends, and take their sequence numbers then, so the log
-holds no half trial and a reader following ``sequence`` never misses an event.
+A trial's events are committed together when it ends, and take their sequence numbers then,
+so the log holds no half trial and a reader following ``sequence`` never misses an event.
+The names and the reading of a log are the :mod:`openwop_eval.log` package's.
 """
 
 from __future__ import annotations
@@ -14,47 +12,16 @@ import json
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from ..core import JSON
-
-EXT = "x-openwop-eval"
-SCHEMA_VERSION = 1
-
-# The v2 event types of an eval run (v1 spellings are accepted when reading).
-RUN_STARTED = "run.started"
-RUN_COMPLETED = "run.completed"
-RUN_FAILED = "run.failed"
-RUN_CANCELLED = "run.cancelled"
-EVAL_STARTED = "eval.started"
-EVAL_SCORED = "eval.scored"
-EVAL_COMPLETED = "eval.completed"
-INVOCATION_STARTED = "agent.invocation-started"
-INVOCATION_COMPLETED = "agent.invocation-completed"
-TOOL_CALLED = "agent.tool-called"
-TOOL_RETURNED = "agent.tool-returned"
-DECIDED = "agent.decided"
-
-V1_NAMES = {
-    "agent.toolCalled": TOOL_CALLED,
-    "agent.toolReturned": TOOL_RETURNED,
-    "agent.invocation.started": INVOCATION_STARTED,
-    "agent.invocation.completed": INVOCATION_COMPLETED,
-}
-
-
-def v2_type(event_type: str) -> str:
-    return V1_NAMES.get(event_type, event_type)
+from ..clock import utc_stamp
+from ..log.jsonl import parse_jsonl
+from ..log.names import SCHEMA_VERSION
 
 
 def new_id(prefix: str = "") -> str:
     return prefix + secrets.token_hex(12)
-
-
-def timestamp() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +35,7 @@ class Pending:
 
 
 def pending(event_type: str, payload: dict[str, Any]) -> Pending:
-    return Pending(event_type, payload, timestamp(), new_id("ev-"))
+    return Pending(event_type, payload, utc_stamp(), new_id("ev-"))
 
 
 class EventWriter:
@@ -153,38 +120,7 @@ class EventWriter:
             raise failure
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
 def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
-    """Events from a JSON-lines file, in sequence order; blank lines are skipped.
-
-    Strict JSON (no NaN or Infinity, which no store could hold); a line that is not an
-    event is a located ``ValueError``, never a crash, however it is broken.
-    """
-    docs = []
+    """Events from a JSON-lines file, in sequence order (see :func:`parse_jsonl`)."""
     with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                doc = json.loads(line, parse_constant=_no_constant)
-            except RecursionError:
-                raise ValueError(f"{path}:{number}: an event nested too deeply") from None
-            except ValueError as exc:
-                raise ValueError(f"{path}:{number}: not a JSON event ({exc})") from None
-            if not isinstance(doc, dict):
-                raise ValueError(f"{path}:{number}: an event must be a JSON object")
-            docs.append(doc)
-    return sorted(docs, key=sequence_of)
-
-
-def sequence_of(doc: dict[str, Any]) -> int:
-    """An event's sequence for ordering; a missing or malformed one sorts first."""
-    value = doc.get("sequence")
-    return value if type(value) is int else 0
-
-
-def trial_ext(task_id: str, trial: int, invocation_id: str, **extra: JSON) -> dict[str, JSON]:
-    return {EXT: {"taskId": task_id, "trial": trial, "invocationId": invocation_id, **extra}}
+        return parse_jsonl(handle, str(path))

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core import CompiledTask, OpenwopEvalError
-from .replay import replay
+from ..log.replay import replay
 from .tools import FixtureBook
 
 Recording = Mapping[str, Mapping[int, list[tuple[str, Any, Any]]]]

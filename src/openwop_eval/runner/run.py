@@ -23,20 +23,13 @@ from ..agents.base import Agent
 from ..core import GradingPlan, SuiteGrade, TrialRecord, grade_suite, plan_suite, summary_dict
 from ..core.rubric import Judge
 from ..core.stats import decimal_sum
+from ..log.names import EVAL_COMPLETED, EVAL_STARTED, RUN_COMPLETED, RUN_STARTED
+from ..log.replay import replay
 from ..store import RunRecord, Store
 from ..suitefile import LoadedSuite
 from .ending import end_run, failure_of, writer_for
-from .events import (
-    EVAL_COMPLETED,
-    EVAL_STARTED,
-    RUN_COMPLETED,
-    RUN_STARTED,
-    EventWriter,
-    new_id,
-    pending,
-)
+from .events import EventWriter, new_id, pending
 from .fixtures import FixtureSource, Recording, recording_from
-from .replay import replay
 from .tools import LiveTool
 from .trial import TrialOutcome, TrialSetup, run_trial
 

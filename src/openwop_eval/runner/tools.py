@@ -21,7 +21,8 @@ from typing import Any
 from ..agents.base import AgentProtocolError, ToolCallError, ToolMissError
 from ..agents.python import load_module_file
 from ..core import JSON, ToolCall, canonical_json
-from .events import EXT, TOOL_CALLED, TOOL_RETURNED, Pending, pending, trial_ext
+from ..log.names import EXT, TOOL_CALLED, TOOL_RETURNED, trial_ext
+from .events import Pending, pending
 
 LiveTool = Callable[[dict[str, Any]], Any]
 

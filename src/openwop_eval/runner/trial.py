@@ -23,16 +23,8 @@ from ..core import (
     grade_trial,
 )
 from ..core.rubric import Judge
-from .events import (
-    DECIDED,
-    EVAL_SCORED,
-    EXT,
-    INVOCATION_COMPLETED,
-    INVOCATION_STARTED,
-    Pending,
-    new_id,
-    pending,
-)
+from ..log.names import DECIDED, EVAL_SCORED, EXT, INVOCATION_COMPLETED, INVOCATION_STARTED
+from .events import Pending, new_id, pending
 from .tools import FixtureBook, LiveTool, ToolBoundary
 
 

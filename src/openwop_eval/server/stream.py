@@ -17,7 +17,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, StreamingResponse
 
-from ..runner.events import RUN_CANCELLED, RUN_COMPLETED, RUN_FAILED
+from ..log.names import RUN_CANCELLED, RUN_COMPLETED, RUN_FAILED
 from .auth import require
 from .errors import PROTOCOL_VERSION, ApiError, validation
 from .runs import own_run

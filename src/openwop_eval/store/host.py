@@ -7,8 +7,9 @@ from typing import Any, Literal
 
 import sqlalchemy as sa
 
+from ..clock import utc_stamp
 from .schema import deployment_history, deployments, idempotency
-from .sql import Store, StoreError, now
+from .sql import Store, StoreError
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,7 @@ class HostStore:
 
     def save(self, changed: list[Deployment], event: dict[str, Any]) -> list[Deployment]:
         """Write the changed records and one history event, all or nothing."""
-        stamp = now()
+        stamp = utc_stamp()
         saved = [Deployment(**{**d.__dict__, "updated_at": stamp}) for d in changed]
         with self.store.transaction() as tx:
             for d in saved:
@@ -105,7 +106,7 @@ class HostStore:
                         operation=operation,
                         key=key,
                         request_hash=request_hash,
-                        created_at=now(),
+                        created_at=utc_stamp(),
                     )
                 )
             return "new", None, None

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy.engine import Connection, Engine
 
+from ..clock import utc_stamp
 from ..core import OpenwopEvalError
 from .records import RunRecord, RunStatus
 from .schema import events, runs, trial_results
@@ -35,10 +35,6 @@ def default_url() -> str:
         return configured
     base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
     return f"sqlite:///{base / 'openwop-eval' / 'store.sqlite'}"
-
-
-def now() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 def _engine(url: str) -> Engine:
@@ -98,7 +94,7 @@ class Store:
 
     def create_run(self, run: RunRecord, opening: Sequence[dict[str, Any]] = ()) -> RunRecord:
         """Insert the run and its first events in one transaction."""
-        stamp = now()
+        stamp = utc_stamp()
         row = {**_row(run), "created_at": stamp, "updated_at": stamp}
         with self.transaction() as tx:
             tx.execute(runs.insert().values(**row))
@@ -158,7 +154,7 @@ class Store:
         summary: dict[str, Any] | None = None,
         error: str | None = None,
     ) -> None:
-        values: dict[str, Any] = {"status": status, "updated_at": now()}
+        values: dict[str, Any] = {"status": status, "updated_at": utc_stamp()}
         if summary is not None:
             values["summary"] = summary
         if error is not None:

@@ -9,13 +9,15 @@ host's) is read by invocation bracket, which holds when its trials did not inter
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..core import JSON, ToolCall, TrialRecord
-from .events import (
+from ..core.canonical import is_number
+from .names import (
     EVAL_SCORED,
     EXT,
     INVOCATION_COMPLETED,
@@ -65,7 +67,8 @@ def replay(docs: Iterable[dict[str, Any]]) -> Replay:
         kind = v2_type(str(doc.get("type", "")))
         payload = _object(doc.get("payload"))
         ext = _object(payload.get(EXT))
-        key = ext.get("invocationId") or payload.get("invocationId") or open_invocation
+        raw_key = ext.get("invocationId") or payload.get("invocationId") or open_invocation
+        key = None if raw_key is None else str(raw_key)
         if kind == INVOCATION_STARTED:
             key = str(payload.get("invocationId") or key)
             open_invocation = key
@@ -86,7 +89,11 @@ def replay(docs: Iterable[dict[str, Any]]) -> Replay:
             order.append(key)
         inv = invocations[key]
         if "taskId" in ext:
-            inv.task_id, inv.trial = str(ext["taskId"]), int(ext.get("trial", 0))
+            trial = _index(ext.get("trial", 0))
+            if trial is None:
+                problems.append(f"event {doc.get('sequence')!r}: its trial is not an index")
+                continue
+            inv.task_id, inv.trial = str(ext["taskId"]), trial
         _apply(kind, payload, ext, inv)
         if kind == EVAL_SCORED:
             if inv.task_id is None:
@@ -105,7 +112,7 @@ def replay(docs: Iterable[dict[str, Any]]) -> Replay:
         if index in passed:
             problems.append(f"task {inv.task_id!r} trial {inv.trial} is scored more than once")
             continue
-        records.append(_record(inv))
+        records.append(_record(inv, problems))
         passed[index] = inv.scored.get("passed") is True
         responses[index] = [(c.tool, c.args, c.result) for c in inv.calls.values() if c.answered]
     return Replay(records, passed, responses, problems)
@@ -132,15 +139,32 @@ def _apply(kind: str, payload: dict[str, Any], ext: dict[str, Any], inv: _Invoca
         inv.scored = payload
 
 
-def _record(inv: _Invocation) -> TrialRecord:
+def _index(value: Any) -> int | None:
+    return value if type(value) is int and value >= 0 else None
+
+
+def _measure(scored: dict[str, Any], key: str, where: str, problems: list[str]) -> Any:
+    """A recorded cost, latency or score: a finite number ≥ 0, or None (with a problem)."""
+    value = scored.get(key)
+    if value is None or (is_number(value) and math.isfinite(value) and value >= 0):
+        return value
+    problems.append(f"{where}: {key} {value!r} is not a finite number ≥ 0; it is ignored")
+    return None
+
+
+def _record(inv: _Invocation, problems: list[str]) -> TrialRecord:
     scored = inv.scored or {}
-    score = scored.get("score")
+    where = f"eval.scored for task {inv.task_id!r} trial {inv.trial}"
+    score = _measure(scored, "score", where, problems)
+    if score is not None and score > 1:
+        problems.append(f"{where}: score {score!r} is above 1; it counts as 0")
+        score = None
     return TrialRecord(
         task_id=str(inv.task_id),
         index=int(inv.trial or 0),
         tool_calls=tuple(ToolCall(c.tool, c.args, c.missed) for c in inv.calls.values()),
         error=inv.error,
-        cost_usd=scored.get("costUsd"),
-        latency_ms=scored.get("latencyMs"),
-        output_score=float(score) if isinstance(score, int | float) else 0.0,
+        cost_usd=_measure(scored, "costUsd", where, problems),
+        latency_ms=_measure(scored, "latencyMs", where, problems),
+        output_score=float(score) if score is not None else 0.0,
     )

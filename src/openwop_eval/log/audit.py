@@ -11,9 +11,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .core import Suite, SuiteGrade, grade_suite, json_equal, plan_suite, summary_dict
-from .runner.events import EVAL_COMPLETED, v2_type
-from .runner.replay import replay
+from ..core import Suite, SuiteGrade, grade_suite, json_equal, plan_suite, summary_dict
+from .names import EVAL_COMPLETED, v2_type
+from .replay import replay
 
 
 @dataclass(frozen=True)
