@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from openwop_eval.cli.main import main
+from tests.fuzz.test_limits import BILLION_LAUGHS
+from tests.helpers import golden, suite_doc
 from tests.test_suitefile import FIVE_MISTAKES_YAML
 
 ROOT = Path(__file__).parent.parent
@@ -60,3 +63,98 @@ def test_version() -> None:
     result = CliRunner().invoke(main, ["--version"])
     assert result.exit_code == 0
     assert "openwop-eval" in result.output
+
+
+# --- hostile input (issue 8): exit 2 with located problems, bounded output --------------
+
+VALID = json.dumps(suite_doc(golden("t")))
+HOSTILE = {
+    "alias-bomb.yaml": BILLION_LAUGHS,
+    "deep.json": '{"suiteId": ' + "[" * 1000 + "]" * 1000 + "}",
+    "deep.yaml": "suiteId: " + "[" * 1000 + "]" * 1000,
+    "control.yaml": "suiteId: a\x01\n",
+    "keys.yaml": "1.5: 1e999\n~: 3\n",
+    # valid suites but for one value: before issue 8 these validated, then crashed the run
+    "huge-int.json": VALID.replace('"input": {}', '"input": 9007199254740993'),
+    "inf.json": VALID.replace('"value": "ok"', '"value": 1e999'),
+    "trials.json": VALID.replace('"tasks"', '"trials": {"count": 1000000000}, "tasks"'),
+    "tasks.yaml": "tasks:\n" + "  - {}\n" * 100_000,
+    "bytes.json": '{"suiteId": "\udcff"}',
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_hostile_suites_exit_two_with_located_problems(
+    tmp_path: Path, name: str, command: str
+) -> None:
+    path = tmp_path / name
+    path.write_bytes(HOSTILE[name].encode("utf-8", "surrogateescape"))
+    argv = [command, str(path)]
+    if command == "run":
+        argv += ["--agent", "scripted:none.json", "--store", f"sqlite:///{tmp_path / 's.db'}"]
+    result = CliRunner().invoke(main, argv)
+    assert result.exit_code == 2, result.output
+    assert isinstance(result.exception, SystemExit)  # not a traceback
+    assert f"{path}:" in result.output
+    assert result.output.rstrip().endswith("; nothing was run")
+
+
+def test_run_reports_the_problems_validate_reports(tmp_path: Path) -> None:
+    path = tmp_path / "suite.yaml"
+    path.write_text(FIVE_MISTAKES_YAML.replace("count: 2", "count: 2, extra: 1e999"))
+    validated = CliRunner().invoke(main, ["validate", str(path)])
+    ran = CliRunner().invoke(
+        main,
+        ["run", str(path), "--agent", "scripted:x.json", "--store", f"sqlite:///{tmp_path}/s"],
+    )
+    assert validated.exit_code == ran.exit_code == 2
+    assert ran.stderr == validated.stdout
+    assert "$.trials.extra error: inf is not a JSON number" in ran.stderr
+
+
+def suite_with_missing_members(tasks: int) -> str:
+    """Each task lacks input and expected: two problems a task."""
+    doc = {
+        "suiteId": "acme.x.evals.y",
+        "version": "1.0.0",
+        "modes": ["golden"],
+        "tasks": [{"taskId": f"t{i}"} for i in range(tasks)],
+    }
+    return json.dumps(doc, indent=1)
+
+
+def test_validate_prints_the_first_fifty_problems_then_a_count(tmp_path: Path) -> None:
+    path = tmp_path / "suite.json"
+    path.write_text(suite_with_missing_members(100))
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    assert result.exit_code == 2
+    lines = result.output.splitlines()
+    assert sum(" error: missing required key" in line for line in lines) == 50
+    assert lines[-2:] == ["… and 150 more problems", f"✗ {path}: 200 errors; nothing was run"]
+
+
+def test_validate_json_lists_at_most_a_thousand_problems_and_counts_all(tmp_path: Path) -> None:
+    path = tmp_path / "suite.json"
+    path.write_text(suite_with_missing_members(600))
+    result = CliRunner().invoke(main, ["validate", "--json", str(path)])
+    assert result.exit_code == 2
+    report = json.loads(result.output)
+    assert len(report["problems"]) == 1000
+    assert report["problemCount"] == 1200
+
+
+def test_keys_from_the_document_cannot_drive_the_terminal(tmp_path: Path) -> None:
+    path = tmp_path / "suite.json"
+    path.write_text(json.dumps({"\x1b[2J\x1b[31mred": 1}))
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    assert result.exit_code == 2
+    assert "\x1b" not in result.output
+    assert '$["\\x1b[2J\\x1b[31mred"] error: unknown key' in result.output
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+def test_validate_dev_zero_ends_with_exit_two() -> None:
+    result = CliRunner().invoke(main, ["validate", "/dev/zero"])
+    assert result.exit_code == 2
+    assert "over the limit of 16,777,216 bytes" in result.output

@@ -210,3 +210,73 @@ def test_suite_error_message_lists_every_error() -> None:
     assert text.startswith("s.json: 2 problem(s) in the suite:")
     assert "$.modes" in text
     assert "$.tasks[1].taskId" in text
+
+
+# --- hostile input: numbers JSON cannot carry (issue 8, defect 4) ------------------------
+
+STEP_ARGS_YAML = """\
+suiteId: acme.support.evals.refunds
+version: 1.0.0
+modes: [golden]
+tasks:
+  - taskId: t
+    input: {}
+    expected:
+      kind: golden
+      match: {strategy: contains, value: ok}
+      trajectory:
+        steps:
+          - tool: a:b
+            args: {id: NUMBER}
+"""
+
+
+@pytest.mark.parametrize("number", ["9007199254740992", "-9007199254740993", "1" + "0" * 5000])
+def test_integers_beyond_2_53_are_located_problems(tmp_path: Path, number: str) -> None:
+    """rfc8785 (the canonical encoder every run uses) refuses them, so validate must too."""
+    path = tmp_path / "suite.yaml"
+    path.write_text(STEP_ARGS_YAML.replace("NUMBER", number))
+    [(line, where, message)] = problems_of(path)
+    assert (line, where) == (13, "$.tasks[0].expected.trajectory.steps[0].args.id")
+    assert "±(2^53−1)" in message
+
+
+def test_the_largest_safe_integer_still_loads(tmp_path: Path) -> None:
+    path = tmp_path / "suite.yaml"
+    path.write_text(STEP_ARGS_YAML.replace("NUMBER", "-9007199254740991"))
+    step = load_suite(path).suite.tasks[0].expected.trajectory.steps[0]  # type: ignore[union-attr]
+    assert step.args == {"id": -(2**53 - 1)}
+
+
+def test_json_numbers_that_overflow_to_infinity_are_located_problems(tmp_path: Path) -> None:
+    doc = suite_doc(golden("t", value=1, strategy="contains"), thresholds={"maxCostUsd": 1})
+    text = json.dumps(doc, indent=2).replace('"value": 1', '"value": 1e999')
+    text = text.replace('"maxCostUsd": 1', '"maxCostUsd": -1E+999')
+    path = tmp_path / "suite.json"
+    path.write_text(text)
+    found = problems_of(path)
+    assert [(where, message) for _, where, message in found] == [
+        ("$.tasks[0].expected.match.value", "inf is not a JSON number"),
+        ("$.thresholds.maxCostUsd", "-inf is not a JSON number"),
+    ]
+    assert all(line is not None and line > 1 for line, _, _ in found)
+
+
+@pytest.mark.parametrize("spelling", [".inf", "-.Inf", ".NaN", "!!float nan", "!!float inf"])
+def test_yaml_non_finite_spellings_are_problems(tmp_path: Path, spelling: str) -> None:
+    path = tmp_path / "suite.yaml"
+    path.write_text(STEP_ARGS_YAML.replace("NUMBER", spelling))
+    [(line, where, message)] = problems_of(path)
+    assert (line, where) == (13, "$.tasks[0].expected.trajectory.steps[0].args.id")
+    assert message.endswith("is not a JSON number")
+
+
+@pytest.mark.parametrize(
+    "value", [float("inf"), float("-inf"), float("nan"), 2**53, -(2**63), 10**400]
+)
+def test_documents_not_from_a_file_get_the_same_number_checks(value: float) -> None:
+    """The host parses stored suites with parse_suite: no file, no parser, same rules."""
+    doc = suite_doc(golden("t", value={"deep": [value]}))
+    with pytest.raises(SuiteError) as caught:
+        parse_suite(doc)
+    assert [p.path for p in caught.value.problems] == ["$.tasks[0].expected.match.value.deep[0]"]

@@ -2,13 +2,21 @@
 
 "Additional properties are not allowed ('taskid' was unexpected)" becomes, at the key's own
 path, "unknown key 'taskid'; did you mean 'taskId'? (expected one of: …)".
+
+:data:`ModelValidator` checks the suite schema the way the pydantic models read it, so that
+what the schema accepts the models accept: integers are written as integers, and ``$`` in a
+pattern is the end of the text (Python's ``re`` also lets it match before a final newline).
 """
 
 from __future__ import annotations
 
 import difflib
+import re
+from collections.abc import Iterator
+from functools import cache
 from typing import Any
 
+import jsonschema
 from jsonschema.exceptions import ValidationError
 from jsonschema.protocols import Validator
 
@@ -32,6 +40,34 @@ _TYPE_WORDS = {
     "boolean": "true or false",
     "null": "null",
 }
+
+
+def _is_integer(checker: Any, value: Any) -> bool:
+    # JSON Schema would take 2.0 and 1e300 too; the semantic checks and the models would then
+    # judge and run different numbers
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@cache
+def _end_anchored(pattern: str) -> re.Pattern[str]:
+    if pattern.endswith("$") and not pattern.endswith("\\$"):
+        pattern = pattern[:-1] + r"\Z"
+    return re.compile(pattern)
+
+
+def _pattern(
+    validator: Validator, pattern: str, instance: Any, schema: Any
+) -> Iterator[ValidationError]:
+    if isinstance(instance, str) and not _end_anchored(pattern).search(instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+_Draft = jsonschema.Draft202012Validator
+ModelValidator = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
+    _Draft,
+    validators={"pattern": _pattern},
+    type_checker=_Draft.TYPE_CHECKER.redefine("integer", _is_integer),
+)
 
 
 def json_type(value: Any) -> str:
@@ -91,6 +127,9 @@ def _message(kind: Any, value: Any, instance: Any, error: ValidationError) -> st
         return f"{instance!r} is not one of: {', '.join(choices)}{hint}"
     if kind == "const":
         return f"must be {value!r}, got {instance!r}"
+    integral = isinstance(instance, float) and instance.is_integer()
+    if kind == "type" and "integer" in value and integral:
+        return f"expected an integer, got {instance!r}; write it without a fraction or exponent"
     if kind == "type":
         wanted = " or ".join(
             _TYPE_WORDS.get(t, t) for t in ([value] if isinstance(value, str) else value)

@@ -3,22 +3,27 @@
 Validation reports every problem at once, each with its JSON path and, where the parser
 can tell, its line: structure against the shipped JSON Schema, then the semantic checks of
 :func:`openwop_eval.core.check_suite`. Nothing is graded from a suite that has an error.
+
+Before either, the document must be plain JSON data within the limits of
+:mod:`openwop_eval.limits` (from a file or not: the host validates stored documents), and a
+suite over a size limit is refused before the per-task validation it would make slow.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import jsonschema
+import pydantic
 
-from . import schemas
+from . import limits, schemas
 from .core import Problem, Suite, SuiteError, check_suite
+from .core import names as n
 from .core.problems import Loc, errors_in
-from .documents import LineMap, read_document
-from .schema_errors import schema_problems
+from .documents import LineMap, check_values, read_document
+from .schema_errors import ModelValidator, schema_problems
 
 
 @dataclass(frozen=True)
@@ -34,19 +39,97 @@ def validate_document(
     doc: Any, line_of: Callable[[Loc], int | None] | None = None
 ) -> list[Problem]:
     """Every problem in a decoded suite document, sorted by line and path."""
-    validator = jsonschema.Draft202012Validator(schemas.load(schemas.SUITE_SCHEMA))
-    problems = schema_problems(validator, doc) + check_suite(doc)
+    return _validate(doc, line_of, values_checked=False)
+
+
+def _validate(
+    doc: Any, line_of: Callable[[Loc], int | None] | None, values_checked: bool
+) -> list[Problem]:
+    problems = list(_over_size_limits(doc))  # shallow and cheap: before any full walk
+    if not problems and not values_checked:
+        problems = check_values(doc)
+    if not problems:
+        validator = ModelValidator(schemas.load(schemas.SUITE_SCHEMA))
+        problems = [*_over_trial_limits(doc), *schema_problems(validator, doc), *check_suite(doc)]
     if line_of is not None:
         problems = [p.at_line(line_of(p.loc)) for p in problems]
     return sorted(problems, key=lambda p: (p.line or 0, p.path, p.message))
 
 
+def _over_size_limits(doc: Any) -> Iterator[Problem]:
+    """Tasks and steps past their limits; checked first, so a huge suite is refused at once."""
+    tasks = doc.get("tasks") if isinstance(doc, dict) else None
+    if not isinstance(tasks, list):
+        return
+    if len(tasks) > limits.MAX_TASKS:
+        yield Problem(
+            ("tasks",),
+            f"{len(tasks):,} tasks is over the limit of {limits.MAX_TASKS:,} tasks per suite",
+        )
+        return
+    for i, task in enumerate(tasks):
+        steps = _get(task, "expected", n.TRAJECTORY, n.TRAJ_STEPS)
+        if isinstance(steps, list) and len(steps) > limits.MAX_STEPS:
+            yield Problem(
+                ("tasks", i, "expected", n.TRAJECTORY, n.TRAJ_STEPS),
+                f"{len(steps):,} steps is over the limit of {limits.MAX_STEPS:,} steps"
+                " per trajectory",
+            )
+
+
+def _over_trial_limits(doc: Any) -> Iterator[Problem]:
+    count = _get(doc, n.TRIALS, n.TRIALS_COUNT)
+    if not isinstance(count, int) or isinstance(count, bool):
+        return  # the schema reports it
+    loc = (n.TRIALS, n.TRIALS_COUNT)
+    if count > limits.MAX_TRIALS_COUNT:
+        yield Problem(
+            loc, f"{count:,} trials per task is over the limit of {limits.MAX_TRIALS_COUNT:,}"
+        )
+        return
+    tasks = doc.get("tasks")
+    total = count * len(tasks) if isinstance(tasks, list) else 0
+    if total > limits.MAX_TRIALS_TOTAL:
+        yield Problem(
+            loc,
+            f"{len(tasks):,} tasks × {count:,} trials is {total:,} trials; a run may have at"
+            f" most {limits.MAX_TRIALS_TOTAL:,}",
+        )
+
+
+def _get(value: Any, *keys: str) -> Any:
+    for key in keys:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
+
+
 def parse_suite(doc: Any, source: str | None = None, lines: LineMap | None = None) -> LoadedSuite:
     """Validate an already decoded suite; :class:`SuiteError` lists all problems."""
-    problems = validate_document(doc, lines.line_of if lines else None)
+    return _parse(doc, source, lines, values_checked=False)
+
+
+def _parse(
+    doc: Any, source: str | None, lines: LineMap | None, values_checked: bool
+) -> LoadedSuite:
+    line_of = lines.line_of if lines else None
+    problems = _validate(doc, line_of, values_checked)
     if errors_in(problems):
         raise SuiteError(problems, source)
-    return LoadedSuite(Suite.model_validate(doc), source, problems)
+    try:
+        suite = Suite.model_validate(doc)
+    except pydantic.ValidationError as exc:  # the schema let through what the models refuse
+        found = [Problem(tuple(e["loc"]), e["msg"]) for e in exc.errors(include_url=False)]
+        found = [p.at_line(line_of(p.loc)) for p in found] if line_of else found
+        raise SuiteError(problems + found, source) from None
+    return LoadedSuite(suite, source, problems)
+
+
+def suite_document(suite: Suite) -> dict[str, Any]:
+    """The suite as the document a run stores: :func:`parse_suite` reads it back to an equal
+    suite (an explicit ``null`` — an input, a match value — is kept, not dropped)."""
+    return suite.model_dump(by_alias=True, exclude_unset=True, mode="json")
 
 
 def load_suite(path: str | Path) -> LoadedSuite:
@@ -54,4 +137,4 @@ def load_suite(path: str | Path) -> LoadedSuite:
     doc, lines, problems = read_document(Path(path))
     if problems:
         raise SuiteError(problems, str(path))
-    return parse_suite(doc, str(path), lines)
+    return _parse(doc, str(path), lines, values_checked=True)  # read_document checked them

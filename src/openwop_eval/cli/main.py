@@ -13,12 +13,12 @@ from collections.abc import Sequence
 import click
 from rich.console import Console
 
-from .. import __version__
+from .. import __version__, limits
 from ..core import Problem, SuiteError
 from ..suitefile import load_suite
 from .codes import EXIT_INVALID
 from .conformance_cmd import conformance
-from .render import print_problems
+from .render import plain, print_problems
 from .run_cmd import run
 from .serve_cmd import serve
 from .verify_cmd import verify
@@ -53,17 +53,19 @@ def validate(suite: str, as_json: bool) -> None:
     print_problems(console, suite, loaded.warnings)
     s = loaded.suite
     console.print(
-        f"[green]✓[/green] {suite}: valid suite [bold]{s.suite_id}[/bold]@{s.version}"
+        f"[green]✓[/green] {plain(suite)}: valid suite [bold]{s.suite_id}[/bold]@{s.version}"
         f" ({len(s.tasks)} task{'s' if len(s.tasks) != 1 else ''})"
     )
 
 
 def _dump(source: str, valid: bool, problems: Sequence[Problem]) -> None:
+    """The report for machines: the first ``MAX_JSON_PROBLEMS`` problems and the total."""
     items = [
         {"path": p.path, "line": p.line, "severity": p.severity, "message": p.message}
-        for p in problems
+        for p in problems[: limits.MAX_JSON_PROBLEMS]
     ]
-    click.echo(json.dumps({"source": source, "valid": valid, "problems": items}, indent=2))
+    report = {"source": source, "valid": valid, "problems": items, "problemCount": len(problems)}
+    click.echo(json.dumps(report, indent=2))
 
 
 main.add_command(run)

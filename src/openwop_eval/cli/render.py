@@ -8,24 +8,41 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from .. import limits
 from ..core import Problem, SuiteGrade
 from ..runner.reports import first_failure
 
 
 def print_problems(console: Console, source: str, problems: Sequence[Problem]) -> None:
+    """One line per problem, the first ``MAX_PRINTED_PROBLEMS`` of them, then a count."""
     errors = [p for p in problems if p.severity == "error"]
-    for problem in problems:
+    shown = problems[: limits.MAX_PRINTED_PROBLEMS]
+    for problem in shown:
         where = f"{source}:{problem.line}" if problem.line is not None else source
         style = "red" if problem.severity == "error" else "yellow"
         console.print(
-            f"{escape(where)} [bold]{escape(problem.path)}[/bold]"
-            f" [{style}]{problem.severity}[/{style}]: {escape(problem.message)}"
+            f"{plain(where)} [bold]{plain(problem.path)}[/bold]"
+            f" [{style}]{problem.severity}[/{style}]: {plain(problem.message)}"
         )
+    if len(problems) > len(shown):
+        more = len(problems) - len(shown)
+        console.print(f"… and {more:,} more problem{'s' if more != 1 else ''}")
     if errors:
         console.print(
-            f"[red]✗[/red] {escape(source)}: {len(errors)} error"
+            f"[red]✗[/red] {plain(source)}: {len(errors):,} error"
             f"{'s' if len(errors) != 1 else ''}; nothing was run"
         )
+
+
+def plain(text: str) -> str:
+    """``text`` as rich markup that prints as written: no control sequences, no surrogates.
+
+    Keys and values in messages come from the (untrusted) document; a raw escape sequence
+    would drive the terminal, a lone surrogate would crash the write.
+    """
+    if not text.isprintable():
+        text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return escape(text)
 
 
 def print_run_table(console: Console, grade: SuiteGrade, run_id: str) -> None:

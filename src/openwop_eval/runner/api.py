@@ -16,7 +16,7 @@ from ..agents import Agent, resolve_agent
 from ..core import OpenwopEvalError, SuiteError
 from ..core.rubric import Judge
 from ..store import RunRecord, Store
-from ..suitefile import LoadedSuite, load_suite, parse_suite
+from ..suitefile import LoadedSuite, load_suite, parse_suite, suite_document
 from .ending import SOURCE_LOST, SUITE_LOST, RunFailure, end_run, settle_logged_end
 from .fixtures import FixtureSource, FixtureSourceError, Recording
 from .run import Execution, Observer, RunOptions, RunResult, resume_run, start_run
@@ -69,8 +69,7 @@ async def run_suite_async(
         store or Store(), loaded, resolved, options, judge, live_tools, fixtures, observer, events
     )
     try:
-        doc = loaded.suite.model_dump(by_alias=True, exclude_none=True, mode="json")
-        return await start_run(execution, doc, spec)
+        return await start_run(execution, suite_document(loaded.suite), spec)
     finally:
         _close(resolved)
 

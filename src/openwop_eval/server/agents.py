@@ -12,6 +12,7 @@ from .auth import require
 from .catalog import HostAgent
 from .deploy import gate_error, gate_refusal, gated, parse_transition, plan
 from .errors import not_found
+from .inputs import is_agent_id
 from .state import host, idempotent, json_body, principal, respond
 
 SCOPES = {
@@ -40,6 +41,8 @@ def _entry(agent: HostAgent) -> dict[str, Any]:
 
 def _agent(request: Request) -> HostAgent:
     agent_id = unquote(request.path_params["agent_id"])
+    if not is_agent_id(agent_id):  # no configured agent has such an id (config.py)
+        raise not_found("the agent")
     agent = host(request).catalog.agents.get(agent_id)
     if agent is None:
         raise not_found(f"agent {agent_id}")

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -21,7 +22,14 @@ from .agents import get_agent, list_agents, list_deployments, transition
 from .auth import KeyRing
 from .catalog import Catalog
 from .config import DEPLOYMENT_STATES, HostConfig
-from .errors import PROTOCOL_VERSION, ApiError, envelope, handle_api_error, handle_unexpected
+from .errors import (
+    PROTOCOL_VERSION,
+    ApiError,
+    envelope,
+    handle_api_error,
+    handle_http_error,
+    handle_unexpected,
+)
 from .hub import Hub
 from .manager import RunManager
 from .runs import cancel_run, create_run, eval_summary, get_run, list_runs
@@ -97,7 +105,9 @@ ROUTES = [
 
 
 class ProtocolMiddleware:
-    """Refuse unknown protocol majors (406), keep projected ids whole, stamp the version."""
+    """Refuse unknown protocol majors (406) and NUL anywhere in the path, query or headers
+    (400: PostgreSQL text cannot hold it, so no route may pass it on), keep projected ids
+    whole, stamp the version."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -111,13 +121,20 @@ class ProtocolMiddleware:
         if requested is not None and requested.split(".")[0].strip() != "2":
             body = envelope(
                 "protocol_version_unsupported",
-                f"protocol version {requested} is not served",
+                f"protocol version {requested[:40]} is not served",
                 {"protocolVersions": [PROTOCOL_VERSION]},
             )
-            response = JSONResponse(
-                body, status_code=406, headers={"OpenWOP-Version": PROTOCOL_VERSION}
-            )
-            await response(scope, receive, send)
+            await _refuse(406, body, scope, receive, send)
+            return
+        query = scope.get("query_string") or b""
+        if (
+            "\x00" in scope["path"]
+            or b"\x00" in query
+            or b"%00" in query
+            or any(b"\x00" in value for _, value in scope["headers"])  # repeats included
+        ):
+            body = envelope("validation_error", "the request must not contain NUL (U+0000)")
+            await _refuse(400, body, scope, receive, send)
             return
         raw = scope.get("raw_path") or b""
         if b"%2F" in raw or b"%2f" in raw:  # a front door percent-encoded the id's slash
@@ -126,6 +143,13 @@ class ProtocolMiddleware:
             path = raw.split(b"?")[0].replace(b"%2F", b"~2F").replace(b"%2f", b"~2F")
             scope = {**scope, "path": unquote(path.decode("latin-1"))}
         await self.app(scope, receive, send)
+
+
+async def _refuse(
+    status: int, body: dict[str, Any], scope: Scope, receive: Receive, send: Send
+) -> None:
+    response = JSONResponse(body, status_code=status, headers={"OpenWOP-Version": PROTOCOL_VERSION})
+    await response(scope, receive, send)
 
 
 def create_app(config: HostConfig, store: Store | None = None) -> Starlette:
@@ -155,7 +179,11 @@ def create_app(config: HostConfig, store: Store | None = None) -> Starlette:
     app = Starlette(
         routes=ROUTES,
         lifespan=lifespan,
-        exception_handlers={ApiError: handle_api_error, Exception: handle_unexpected},
+        exception_handlers={
+            ApiError: handle_api_error,
+            HTTPException: handle_http_error,
+            Exception: handle_unexpected,  # the last resort: a content-free 500 envelope
+        },
     )
     app.state.host = state
     app.add_middleware(ProtocolMiddleware)

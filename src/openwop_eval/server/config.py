@@ -36,6 +36,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..core import OpenwopEvalError
+from .inputs import MAX_AGENT_ID_CHARS, is_agent_id
 
 ALL_SCOPES = (
     "runs:create",
@@ -103,6 +104,7 @@ class Limits(_Strict):
     max_body_bytes: int = Field(1_048_576, ge=1024)
     max_tasks_per_suite: int = Field(1000, ge=1)
     max_page_size: int = Field(100, ge=1, le=1000)
+    max_poll_wait_s: float = Field(60, gt=0, le=60)
 
 
 class HostConfig(_Strict):
@@ -115,6 +117,16 @@ class HostConfig(_Strict):
     limits: Limits = Limits()
     base_dir: str = "."
     development: bool = False
+
+    @model_validator(mode="after")
+    def _agent_ids(self) -> HostConfig:
+        # agent ids travel in paths and fill bounded store columns: the protocol's grammar
+        bad = sorted(a for a in self.agents if not is_agent_id(a))
+        if bad:
+            raise ValueError(
+                f"agent ids must be 1 to {MAX_AGENT_ID_CHARS} of [A-Za-z0-9._~:-]: {bad}"
+            )
+        return self
 
     def path(self, relative: str) -> Path:
         return (Path(self.base_dir) / relative).resolve()

@@ -19,8 +19,9 @@ from typing import Any
 from ..core.stats import decimal
 from ..store import RunRecord
 from ..store.host import Deployment
-from .config import DeploymentPolicy
+from .config import DEPLOYMENT_STATES, DeploymentPolicy
 from .errors import ApiError, validation
+from .inputs import MAX_CHANNEL_CHARS, MAX_VERSION_CHARS, is_run_id, is_text
 
 FORWARD = ("draft", "test", "staged", "active")
 TRANSITIONS = ("promote", "pause", "deprecate", "rollback", "adjust-canary")
@@ -40,13 +41,20 @@ def parse_transition(body: Any) -> dict[str, Any]:
         raise validation("the body must be a JSON object")
     problems = [f"unknown key {k!r}" for k in body if k not in TRANSITION_KEYS]
     version, transition = body.get("version"), body.get("transition")
-    if not isinstance(version, str) or not version.strip():
-        problems.append("version must be a non-empty string")
+    # Every string that reaches a bounded column is checked here, before the gate reads
+    # the store or a record is written.
+    if not is_text(version, MAX_VERSION_CHARS) or not version.strip():
+        problems.append(f"version must be 1 to {MAX_VERSION_CHARS} printable characters")
     if transition not in TRANSITIONS:
         problems.append(f"transition must be one of {', '.join(TRANSITIONS)}")
-    for key in ("toState", "channel", "evalRunId", "reason"):
-        if key in body and not isinstance(body[key], str):
-            problems.append(f"{key} must be a string")
+    if "toState" in body and body["toState"] not in DEPLOYMENT_STATES:
+        problems.append(f"toState must be one of {', '.join(DEPLOYMENT_STATES)}")
+    if "channel" in body and not is_text(body["channel"], MAX_CHANNEL_CHARS):
+        problems.append(f"channel must be 1 to {MAX_CHANNEL_CHARS} printable characters")
+    if "evalRunId" in body and not is_run_id(body["evalRunId"]):
+        problems.append("evalRunId must be a run id (tenant/opaque)")
+    if "reason" in body and not isinstance(body["reason"], str):
+        problems.append("reason must be a string")
     if problems:
         raise validation("the deployment transition is invalid", {"problems": problems})
     return body

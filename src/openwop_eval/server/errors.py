@@ -1,8 +1,9 @@
 """The one error envelope: ``{"error": code, "message": text, "details"?: {...}}``.
 
 Every refusal the host makes is an :class:`ApiError` with a registered code and its
-registered status; one handler renders them, and anything unexpected becomes a 500
-``internal_error`` without leaking internals.
+registered status; one handler renders them, the router's own refusals (no such path or
+method) get the same envelope, and anything unexpected becomes a content-free 500
+``internal_error``: the exception is logged, never sent.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -54,6 +56,15 @@ def error_response(error: ApiError) -> JSONResponse:
 async def handle_api_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ApiError)
     return error_response(exc)
+
+
+async def handle_http_error(request: Request, exc: Exception) -> Response:
+    """The router's refusals. No route for a method is ``404 not_found`` as well: the
+    registry has no code for 405, and an operation not served is a 404 (wire surface)."""
+    assert isinstance(exc, HTTPException)
+    if exc.status_code in (404, 405):
+        return error_response(not_found(f"no {request.method} route on this path"))
+    return error_response(ApiError(400, "validation_error", "the request is malformed"))
 
 
 async def handle_unexpected(request: Request, exc: Exception) -> Response:

@@ -18,10 +18,12 @@ _ESCAPE = re.compile(r"~([0-9A-Fa-f]{2})")
 
 
 def unproject(segment: str) -> str:
+    """The run id a path segment projects; a bad escape or non-UTF-8 bytes are a 400."""
     text = unquote(segment)
     if re.search(r"~(?![0-9A-Fa-f]{2})", text):
-        raise validation(
-            "a '~' in a run id must start a two-digit hex escape", {"segment": segment}
-        )
+        raise validation("a '~' in a run id must start a two-digit hex escape")
     raw = _ESCAPE.sub(lambda m: "%" + m.group(1), text.replace("%", "%25"))
-    return unquote(raw, errors="strict")
+    try:
+        return unquote(raw, errors="strict")
+    except UnicodeDecodeError:
+        raise validation("the run id's escapes do not decode as UTF-8") from None

@@ -9,12 +9,23 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from ..runner.api import RunError
 from ..runner.run import recording_from, workflow_id
 from ..store import RunRecord
 from .auth import Principal, require
 from .catalog import Catalog
 from .errors import ApiError, not_found, validation
 from .ids import project, unproject
+from .inputs import (
+    MAX_AGENT_ID_CHARS,
+    MAX_CURSOR_CHARS,
+    MAX_SUITE_REF_CHARS,
+    cursor_parts,
+    integer,
+    is_run_id,
+    is_text,
+    run_status,
+)
 from .state import host, idempotent, json_body, principal, respond
 
 CREATE_KEYS = {
@@ -75,8 +86,10 @@ def own_run(request: Request, who: Principal) -> RunRecord:
     tenant, sep, _ = run_id.partition("/")
     if not sep:
         raise not_found("the run")
-    if tenant != who.tenant:
+    if tenant != who.tenant:  # before the id's form: the same 403 whatever follows the slash
         raise ApiError(403, "id_tenant_mismatch", "the run id belongs to another tenant")
+    if not is_run_id(run_id):  # the host mints no other: never send it to the store
+        raise not_found("the run")
     run = host(request).store.get_run(run_id, documents=False)
     if run is None:
         raise not_found("the run")
@@ -104,8 +117,12 @@ def _create(request: Request, who: Principal, body: Any) -> dict[str, Any]:
     ref, agent_id = body.get("evalSuiteRef"), body.get("agentId")
     if not isinstance(ref, str) or not ref:
         problems.append("evalSuiteRef is required (suiteId@version)")
+    elif not is_text(ref, MAX_SUITE_REF_CHARS):
+        problems.append(f"evalSuiteRef must be at most {MAX_SUITE_REF_CHARS} printable characters")
     if not isinstance(agent_id, str) or not agent_id:
         problems.append("agentId is required")
+    elif not is_text(agent_id, MAX_AGENT_ID_CHARS):
+        problems.append(f"agentId must be at most {MAX_AGENT_ID_CHARS} printable characters")
     if "baselineRunId" in body:
         problems.append(
             "baselineRunId needs agents.evalSuite.baselineSelection, which this"
@@ -130,7 +147,10 @@ def _create(request: Request, who: Principal, body: Any) -> dict[str, Any]:
         "owner": who.owner(),
         **({"fixtureRuns": body["fixtureRuns"]} if "fixtureRuns" in body else {}),
     }
-    run = state.manager.start(who.tenant, who.owner(), suite, agent, extra, recording)
+    try:
+        run = state.manager.start(who.tenant, who.owner(), suite, agent, extra, recording)
+    except RunError as exc:  # what the runner needs beyond the checks above
+        raise validation(f"the run cannot start: {exc}") from None
     path = f"/runs/{project(run.run_id)}"
     return {
         "runId": run.run_id,
@@ -175,7 +195,9 @@ def _fixture_runs(request: Request, who: Principal, value: Any, suite: Any) -> A
     store = host(request).store
     docs_by_run: dict[str, list[dict[str, Any]]] = {}
     for task_id, run_id in value.items():
-        run = store.get_run(run_id) if isinstance(run_id, str) else None
+        # the task id first: a body of bogus entries costs no query each
+        known = task_id in task_ids and is_run_id(run_id)
+        run = store.get_run(run_id) if known else None
         if (
             task_id not in task_ids
             or run is None
@@ -202,14 +224,9 @@ async def list_runs(request: Request) -> JSONResponse:
     require(who, "runs:read")
     state = host(request)
     query = request.query_params
-    try:
-        limit = int(query.get("limit", "20"))
-    except ValueError:
-        raise validation("limit must be an integer") from None
-    if not 1 <= limit <= state.config.limits.max_page_size:
-        raise validation(f"limit must be between 1 and {state.config.limits.max_page_size}")
+    limit = integer(query.get("limit", "20"), "limit", 1, state.config.limits.max_page_size)
     before = _decode_cursor(query["cursor"]) if "cursor" in query else None
-    status = query.get("status")
+    status = run_status(query.get("status"))
     runs = state.store.list_runs(who.tenant, status=status, limit=limit + 1, before=before)
     workflow = query.get("workflowId")
     if workflow is not None:
@@ -224,11 +241,14 @@ async def list_runs(request: Request) -> JSONResponse:
 
 
 def _decode_cursor(cursor: str) -> tuple[str, str]:
-    try:
-        stamp, sep, run_id = base64.urlsafe_b64decode(cursor.encode()).decode().partition("|")
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        stamp, sep, run_id = "", "", ""
-    if not sep or not stamp or not run_id:
+    stamp = run_id = ""
+    if len(cursor) <= MAX_CURSOR_CHARS:
+        try:
+            text = base64.urlsafe_b64decode(cursor.encode()).decode()
+        except (binascii.Error, UnicodeDecodeError, ValueError):
+            text = ""
+        stamp, _, run_id = text.partition("|")
+    if not cursor_parts(stamp, run_id):  # nothing unchecked reaches the store's query
         raise validation("the cursor was not minted by this host")
     return stamp, run_id
 

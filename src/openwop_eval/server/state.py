@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -17,8 +16,9 @@ from ..store.host import HostStore
 from .auth import KeyRing, Principal
 from .catalog import Catalog
 from .config import HostConfig
-from .errors import PROTOCOL_VERSION, ApiError, validation
+from .errors import PROTOCOL_VERSION, ApiError
 from .hub import Hub
+from .inputs import idempotency_key, operation, parse_json
 from .manager import RunManager
 
 
@@ -44,20 +44,19 @@ def principal(request: Request) -> Principal:
 
 async def json_body(request: Request) -> Any:
     limit = host(request).config.limits.max_body_bytes
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise ApiError(413, "payload_too_large", f"the body is over {limit} bytes")
-    raw = b""
+    too_large = ApiError(413, "payload_too_large", f"the body is over {limit} bytes")
+    declared = request.headers.get("content-length", "")
+    # str.isdigit() also takes "²", which int() refuses: ASCII digits only
+    if declared.isascii() and declared.isdigit() and (len(declared) > 18 or int(declared) > limit):
+        raise too_large
+    raw = bytearray()
     async for chunk in request.stream():
         raw += chunk
         if len(raw) > limit:
-            raise ApiError(413, "payload_too_large", f"the body is over {limit} bytes")
+            raise too_large
     if not raw.strip():
         return {}
-    try:
-        return json.loads(raw)
-    except ValueError as exc:
-        raise validation(f"the body is not valid JSON: {exc}") from None
+    return parse_json(bytes(raw))
 
 
 def respond(status: int, body: Any, headers: dict[str, str] | None = None) -> JSONResponse:
@@ -70,18 +69,19 @@ Handler = Callable[[], Awaitable[tuple[int, Any]]]
 
 
 async def idempotent(
-    request: Request, who: Principal, operation: str, body: Any, handler: Handler
+    request: Request, who: Principal, name: str, body: Any, handler: Handler
 ) -> JSONResponse:
-    """Run ``handler`` once per ``Idempotency-Key``; replay its 2xx answer to repeats."""
-    key = request.headers.get("idempotency-key")
-    if not key:
+    """Run ``handler`` once per ``Idempotency-Key``; replay its 2xx answer to repeats.
+
+    ``body`` went through :func:`parse_json`, so its canonical JSON always exists."""
+    key = idempotency_key(request)
+    if key is None:
         status, payload = await handler()
         return respond(status, payload)
-    if len(key) > 255:
-        raise validation("Idempotency-Key is longer than 255 characters")
+    op = operation(name)
     store = host(request).host_store
     digest = hashlib.sha256(canonical_json(body).encode()).hexdigest()
-    claim, cached_status, cached = store.claim(who.tenant, operation, key, digest)
+    claim, cached_status, cached = store.claim(who.tenant, op, key, digest)
     if claim == "replay":
         return respond(cached_status or 200, cached, {"OpenWOP-Idempotent-Replay": "true"})
     if claim == "mismatch":
@@ -99,7 +99,7 @@ async def idempotent(
     try:
         status, payload = await handler()
     except BaseException:
-        store.release(who.tenant, operation, key)  # a refusal is not cached: retry may pass
+        store.release(who.tenant, op, key)  # a refusal is not cached: retry may pass
         raise
-    store.settle(who.tenant, operation, key, status, payload)
+    store.settle(who.tenant, op, key, status, payload)
     return respond(status, payload)

@@ -19,7 +19,8 @@ from starlette.responses import JSONResponse, StreamingResponse
 
 from ..log.names import RUN_CANCELLED, RUN_COMPLETED, RUN_FAILED
 from .auth import require
-from .errors import PROTOCOL_VERSION, ApiError, validation
+from .errors import PROTOCOL_VERSION, ApiError
+from .inputs import seconds, sequence
 from .runs import own_run
 from .state import host, principal, respond
 
@@ -27,16 +28,6 @@ TERMINAL = {RUN_COMPLETED, RUN_FAILED, RUN_CANCELLED}
 KEEPALIVE_S = 15.0
 RECHECK_S = 1.0
 PAGE = 500
-
-
-def _cursor(value: str | None, name: str) -> int:
-    if value is None or value == "":
-        return -1
-    try:
-        number = int(value)
-    except ValueError:
-        raise validation(f"{name} must be an integer sequence number") from None
-    return max(number, -1)
 
 
 async def events(request: Request) -> StreamingResponse:
@@ -48,10 +39,11 @@ async def events(request: Request) -> StreamingResponse:
         raise ApiError(
             400,
             "unsupported_stream_mode",
-            f"stream mode {mode!r} is not served",
+            f"stream mode {mode[:100]!r} is not served",
             {"supported": ["updates"]},
         )
-    after = _cursor(request.headers.get("last-event-id"), "Last-Event-ID")
+    # checked before the response starts: a failure inside the stream could only cut it
+    after = sequence(request.headers.get("last-event-id"), "Last-Event-ID")
     headers = {
         "OpenWOP-Version": PROTOCOL_VERSION,
         "Cache-Control": "no-cache",
@@ -105,14 +97,9 @@ async def poll(request: Request) -> JSONResponse:
     require(who, "runs:read")
     run = own_run(request, who)
     state = host(request)
-    after = _cursor(request.query_params.get("afterSequence"), "afterSequence")
-    try:
-        timeout = float(request.query_params.get("timeout", "30"))
-    except ValueError:
-        raise validation("timeout must be a number of seconds") from None
-    if not 0 <= timeout <= 60:
-        raise validation("timeout must be between 0 and 60 seconds")
-    deadline = time.monotonic() + timeout
+    after = sequence(request.query_params.get("afterSequence"), "afterSequence")
+    timeout = seconds(request.query_params.get("timeout", "30"), "timeout", 0, 60)
+    deadline = time.monotonic() + min(timeout, state.config.limits.max_poll_wait_s)
     while True:
         signal = state.hub.signal(run.run_id)
         # The state is read before the events: a run is marked terminal only after its last

@@ -1,0 +1,57 @@
+"""Every limit the loader enforces, in one place (documented in ``docs/limits.md``).
+
+A suite is untrusted input: a few hundred bytes of YAML can expand to billions of values,
+and a count can ask a run for a billion trials. Each limit is checked before the work it
+bounds, and going over one is a located problem (exit 2), never a crash or a hang.
+"""
+
+from __future__ import annotations
+
+# --- documents (suite files, scripted agents and judges, suites from the host's store) ------
+
+MAX_FILE_BYTES = 16 * 1024 * 1024
+"""Bytes read from one file (16 MiB). Reading stops one byte past it, so ``/dev/zero`` and an
+endless pipe end; a larger file is refused without being decoded."""
+
+READ_IDLE_TIMEOUT_S = 10.0
+"""Seconds a read may wait for the next byte of a pipe or FIFO before the file is refused;
+a writer that holds a FIFO open and never writes cannot hang the loader."""
+
+MAX_DEPTH = 64
+"""Nesting levels of arrays and objects (``[]`` is one level, ``[[1]]`` two), YAML aliases
+expanded. Checked before any recursive decoding, so deep input cannot exhaust the stack."""
+
+MAX_VALUES = 1_000_000
+"""Values in one document (objects, arrays, scalars and object keys each count one), with
+YAML aliases expanded; bounds the work of every later walk over the document."""
+
+MAX_YAML_ALIAS_VALUES = 100_000
+"""Values that YAML aliases may add by expansion, over the whole document. A few anchors
+reused a few times are far below it; an alias bomb (billion laughs) is refused before it
+is expanded."""
+
+MAX_SAFE_INTEGER = 2**53 - 1
+"""The largest integer magnitude a document may hold: what a JSON number (an IEEE double)
+carries exactly, and all that RFC 8785 canonical JSON, which every run uses, accepts."""
+
+# --- suites ------------------------------------------------------------------------------
+
+MAX_TASKS = 10_000
+"""Tasks in one suite. A larger suite is refused before its tasks are validated."""
+
+MAX_STEPS = 1_000
+"""Steps in one task's ``expected.trajectory.steps``."""
+
+MAX_TRIALS_COUNT = 1_000
+"""``trials.count``: trials per task."""
+
+MAX_TRIALS_TOTAL = 100_000
+"""Trials in one run: the number of tasks times ``trials.count``."""
+
+# --- reporting ---------------------------------------------------------------------------
+
+MAX_PRINTED_PROBLEMS = 50
+"""Problems printed by ``validate`` and ``run``; the rest are counted ("… and N more")."""
+
+MAX_JSON_PROBLEMS = 1_000
+"""Problems listed by ``validate --json``; ``problemCount`` always gives the total."""

@@ -1,0 +1,1 @@
+"""Hostile input: the loader under limits, regression cases and property-based fuzzing."""
