@@ -36,6 +36,15 @@ carries exactly, and all that RFC 8785 canonical JSON, which every run uses, acc
 
 # --- suites ------------------------------------------------------------------------------
 
+MAX_SUITE_ID_CHARS = 200
+"""``suiteId``: the store keeps it in a column of this many characters."""
+
+MAX_SUITE_VERSION_CHARS = 40
+"""``version``: likewise."""
+
+MAX_TASK_ID_CHARS = 200
+"""``tasks[].taskId``: likewise."""
+
 MAX_TASKS = 10_000
 """Tasks in one suite. A larger suite is refused before its tasks are validated."""
 

@@ -57,7 +57,10 @@ def _validate(
 
 
 def _over_size_limits(doc: Any) -> Iterator[Problem]:
-    """Tasks and steps past their limits; checked first, so a huge suite is refused at once."""
+    """Ids, tasks and steps past their limits; checked first, so a huge suite is refused
+    at once."""
+    yield from _long_id(doc, ("suiteId",), limits.MAX_SUITE_ID_CHARS)
+    yield from _long_id(doc, ("version",), limits.MAX_SUITE_VERSION_CHARS)
     tasks = doc.get("tasks") if isinstance(doc, dict) else None
     if not isinstance(tasks, list):
         return
@@ -68,6 +71,7 @@ def _over_size_limits(doc: Any) -> Iterator[Problem]:
         )
         return
     for i, task in enumerate(tasks):
+        yield from _long_id(task, ("tasks", i, "taskId"), limits.MAX_TASK_ID_CHARS)
         steps = _get(task, "expected", n.TRAJECTORY, n.TRAJ_STEPS)
         if isinstance(steps, list) and len(steps) > limits.MAX_STEPS:
             yield Problem(
@@ -75,6 +79,12 @@ def _over_size_limits(doc: Any) -> Iterator[Problem]:
                 f"{len(steps):,} steps is over the limit of {limits.MAX_STEPS:,} steps"
                 " per trajectory",
             )
+
+
+def _long_id(owner: Any, loc: Loc, limit: int) -> Iterator[Problem]:
+    value = owner.get(loc[-1]) if isinstance(owner, dict) else None
+    if isinstance(value, str) and len(value) > limit:
+        yield Problem(loc, f"{len(value):,} characters is over the limit of {limit} for {loc[-1]}")
 
 
 def _over_trial_limits(doc: Any) -> Iterator[Problem]:

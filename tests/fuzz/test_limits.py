@@ -223,3 +223,25 @@ def test_every_limit_is_documented_with_its_value() -> None:
         shown = f"{value:g} s" if isinstance(value, float) else f"{value:,}"
         assert f"`{name}`" in text, name
         assert shown in text, (name, shown)
+
+
+@pytest.mark.parametrize(
+    ("where", "limit"),
+    [
+        ("suiteId", limits.MAX_SUITE_ID_CHARS),
+        ("version", limits.MAX_SUITE_VERSION_CHARS),
+        ("taskId", limits.MAX_TASK_ID_CHARS),
+    ],
+)
+def test_ids_longer_than_the_store_keeps_are_problems(where: str, limit: int) -> None:
+    task = {"taskId": "t", "input": {}, "expected": {"kind": "golden", "match": {"value": 1}}}
+    doc: dict[str, Any] = {"suiteId": "a.evals.b", "version": "1.0.0", "modes": ["golden"]}
+    doc["tasks"] = [task]
+    long = {"suiteId": "a" * limit + ".evals.b", "version": "1." + "0" * limit + ".0"}
+    owner = task if where == "taskId" else doc
+    owner[where] = long.get(where, "t" * (limit + 1))
+    with pytest.raises(SuiteError) as caught:
+        parse_suite(doc)
+    (problem,) = caught.value.problems
+    assert problem.path.endswith(where)
+    assert f"over the limit of {limit}" in problem.message

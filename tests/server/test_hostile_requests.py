@@ -14,6 +14,7 @@ import httpx
 import pytest
 import sqlalchemy as sa
 
+from openwop_eval import limits
 from openwop_eval.server import inputs
 from openwop_eval.store import schema
 from openwop_eval.wire import project
@@ -375,9 +376,9 @@ def test_hostile_promotions_never_open_the_gate(app: AppHost, finished: str) -> 
         (inputs.MAX_VERSION_CHARS, schema.deployments, "rollback_pointer"),
         (inputs.MAX_IDEMPOTENCY_KEY_CHARS, schema.idempotency, "key"),
         (inputs.MAX_OPERATION_CHARS, schema.idempotency, "operation"),
-        (inputs.MAX_SUITE_ID_CHARS, schema.runs, "suite_id"),
-        (inputs.MAX_SUITE_VERSION_CHARS, schema.runs, "suite_version"),
-        (inputs.MAX_TASK_ID_CHARS, schema.trial_results, "task_id"),
+        (limits.MAX_SUITE_ID_CHARS, schema.runs, "suite_id"),
+        (limits.MAX_SUITE_VERSION_CHARS, schema.runs, "suite_version"),
+        (limits.MAX_TASK_ID_CHARS, schema.trial_results, "task_id"),
     ],
 )
 def test_the_limits_fit_the_store_columns(limit: int, table: Any, column: str) -> None:

@@ -13,7 +13,6 @@ from ..judges import resolve_judge
 from ..runner.tools import LiveTool, load_live_tools
 from ..suitefile import LoadedSuite, load_suite, suite_document
 from .config import AgentConfig, ConfigError, HostConfig
-from .inputs import MAX_SUITE_ID_CHARS, MAX_SUITE_VERSION_CHARS, MAX_TASK_ID_CHARS
 
 FIXTURE_IDS = ("conformance-eval-trajectory-gate", "conformance-eval-trajectory-gate-mean")
 SUITE_SUFFIXES = (".json", ".yaml", ".yml")
@@ -53,10 +52,6 @@ class Catalog:
                 continue
             suite = loaded.suite
             key = (suite.suite_id, suite.version)
-            too_long = _too_long(suite)
-            if too_long:
-                problems.append(f"{source}: {too_long}")
-                continue
             if key in self.suites:
                 problems.append(
                     f"{source}: {suite.suite_id}@{suite.version} is also defined in"
@@ -121,15 +116,3 @@ class Catalog:
             close = getattr(agent.agent, "close", None)
             if callable(close):
                 close()
-
-
-def _too_long(suite: Any) -> str | None:
-    """What of a suite would not fit the store's columns, checked at start, not mid-run."""
-    if len(suite.suite_id) > MAX_SUITE_ID_CHARS:
-        return f"suiteId is longer than {MAX_SUITE_ID_CHARS} characters"
-    if len(suite.version) > MAX_SUITE_VERSION_CHARS:
-        return f"version is longer than {MAX_SUITE_VERSION_CHARS} characters"
-    long_ids = [t.task_id[:40] for t in suite.tasks if len(t.task_id) > MAX_TASK_ID_CHARS]
-    if long_ids:
-        return f"taskIds longer than {MAX_TASK_ID_CHARS} characters: {long_ids}"
-    return None

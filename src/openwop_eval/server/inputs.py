@@ -18,6 +18,7 @@ from typing import Any, Final, TypeGuard
 
 from starlette.requests import Request
 
+from ..limits import MAX_SUITE_ID_CHARS, MAX_SUITE_VERSION_CHARS
 from .errors import ApiError, validation
 
 MAX_TENANT_CHARS: Final = 128
@@ -30,10 +31,8 @@ MAX_VERSION_CHARS: Final = 100
 """A deployment ``version``: ``deployments.version`` holds 100."""
 MAX_CHANNEL_CHARS: Final = 100
 """A deployment ``channel`` (one of the configured channels)."""
-MAX_SUITE_ID_CHARS: Final = 200
-MAX_SUITE_VERSION_CHARS: Final = 40
 MAX_SUITE_REF_CHARS: Final = MAX_SUITE_ID_CHARS + 1 + MAX_SUITE_VERSION_CHARS
-MAX_TASK_ID_CHARS: Final = 200
+"""``suiteId@version`` (the suite's own limits are the loader's, in ``openwop_eval.limits``)."""
 MAX_IDEMPOTENCY_KEY_CHARS: Final = 255
 """Printable ASCII (an sf-string); ``idempotency.key`` holds 300."""
 MAX_OPERATION_CHARS: Final = 120
