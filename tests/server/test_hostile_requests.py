@@ -387,7 +387,7 @@ def test_the_limits_fit_the_store_columns(limit: int, table: Any, column: str) -
 
 def test_every_host_limit_is_documented() -> None:
     text = (ROOT / "docs" / "limits.md").read_text().split("## Host", 1)[1]
-    names = [n for n in vars(inputs) if n.startswith("MAX_")]
+    names = [n for n in vars(inputs) if n.startswith("MAX_") and n not in vars(limits)]
     assert [n for n in names if n not in text] == []
     assert "## Limits" in (ROOT / "docs" / "host.md").read_text()
 
