@@ -76,6 +76,20 @@ def _summary(host: Host, run_id: str) -> dict[str, Any]:
         return dict(c.get(f"{path}/eval-summary").json())
 
 
+def _started(tmp: Path, database: str) -> tuple[Host, Path]:
+    gate = tmp / "gate"
+    gate.mkdir()
+    return Host(_config(tmp), database, gate).start(), gate
+
+
+def _recorded(host: Host) -> str:
+    """A completed run of agent X: the recording ``fixtureRuns`` points at."""
+    recorded = _create(host, "test.faults.x")
+    assert recorded is not None
+    _summary(host, recorded)
+    return recorded
+
+
 def _promote(host: Host, run_id: str) -> httpx.Response:
     with _client(host) as c:
         return c.post(
@@ -100,13 +114,9 @@ def test_a_killed_host_resumes_the_run_to_the_uninterrupted_summary(
     when: str,
     mode: str,
 ) -> None:
-    gate = tmp_path / "gate"
-    gate.mkdir()
-    host = Host(_config(tmp_path), database, gate).start()
+    host, gate = _started(tmp_path, database)
     try:
-        recorded = _create(host, "test.faults.x")
-        assert recorded is not None
-        _summary(host, recorded)
+        recorded = _recorded(host)
         body = {"fixtureRuns": dict.fromkeys("abc", recorded)} if source == "fixtureRuns" else {}
         clean = _create(host, "test.faults.y", **body)
         assert clean is not None
@@ -145,13 +155,9 @@ def test_a_killed_host_resumes_the_run_to_the_uninterrupted_summary(
 def test_the_fixture_source_is_stored_with_the_run(tmp_path: Path, database: str) -> None:
     from openwop_eval.store import Store
 
-    gate = tmp_path / "gate"
-    gate.mkdir()
-    host = Host(_config(tmp_path), database, gate).start()
+    host, _gate = _started(tmp_path, database)
     try:
-        recorded = _create(host, "test.faults.x")
-        assert recorded is not None
-        _summary(host, recorded)
+        recorded = _recorded(host)
         run_id = _create(host, "test.faults.y", fixtureRuns={"a": recorded})
         assert run_id is not None
         _summary(host, run_id)
