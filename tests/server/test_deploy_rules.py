@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
+from openwop_eval.deployments import RULES, STATES, Deployment, Plan, Transition, target_state
 from openwop_eval.server.config import DeploymentPolicy
-from openwop_eval.server.deploy import gate_refusal, gated, plan
+from openwop_eval.server.deploy import gate_refusal, gated, plan_transition, transition_of
 from openwop_eval.server.errors import ApiError
 from openwop_eval.store import RunRecord
-from openwop_eval.store.host import Deployment
 
 POLICY = DeploymentPolicy()
 
@@ -61,12 +61,15 @@ def test_required_pass_score_only_tightens_the_gate() -> None:
     assert gate_refusal(failed, "acme", "ag", lenient) == "the eval run did not pass"
 
 
+def plan(records: list[Deployment], body: dict[str, Any]) -> Plan:
+    return plan_transition(records, transition_of(body, POLICY), "acme", "ag")
+
+
 def promote(records: list[Deployment], version: str, to: str | None = None) -> list[Deployment]:
     body: dict[str, Any] = {"version": version, "transition": "promote", "evalRunId": "acme/r"}
     if to:
         body["toState"] = to
-    changes, _, _ = plan(records, body, "acme", "ag", POLICY)
-    return changes
+    return plan(records, body).changes
 
 
 def test_promotion_moves_forward_and_replaces_the_active_version() -> None:
@@ -78,12 +81,13 @@ def test_promotion_moves_forward_and_replaces_the_active_version() -> None:
         ("2.0.0", "active", "1.0.0"),
         ("1.0.0", "deprecated", None),
     ]
-    back, returned, event = plan(
-        [second[0], second[1]], {"version": "2.0.0", "transition": "rollback"}, "acme", "ag", POLICY
-    )
-    assert [(d.version, d.state) for d in back] == [("2.0.0", "rolled-back"), ("1.0.0", "active")]
-    assert returned.state == "rolled-back"
-    assert event["type"] == "deployment.rolled-back"
+    back = plan([second[0], second[1]], {"version": "2.0.0", "transition": "rollback"})
+    assert [(d.version, d.state) for d in back.changes] == [
+        ("2.0.0", "rolled-back"),
+        ("1.0.0", "active"),
+    ]
+    assert back.target.state == "rolled-back"
+    assert back.event["type"] == "deployment.rolled-back"
 
 
 @pytest.mark.parametrize(
@@ -101,7 +105,7 @@ def test_promotion_moves_forward_and_replaces_the_active_version() -> None:
 def test_illegal_transitions_are_refused(state: str, body: dict[str, Any]) -> None:
     records = [Deployment("acme", "ag", "1.0.0", state, ["stable"])]
     with pytest.raises(ApiError) as refused:
-        plan(records, {"version": "1.0.0", **body}, "acme", "ag", POLICY)
+        plan(records, {"version": "1.0.0", **body})
     assert refused.value.code == "validation_error"
 
 
@@ -118,5 +122,26 @@ def test_illegal_transitions_are_refused(state: str, body: dict[str, Any]) -> No
 def test_which_transitions_the_gate_checks(
     current: str, body: dict[str, Any], expected: bool
 ) -> None:
-    assert gated({"version": "1", **body}, POLICY, current) is expected
-    assert gated({"version": "1", **body}, DeploymentPolicy(required_eval=False), current) is False
+    step = transition_of({"version": "1", **body}, POLICY)
+    planned = plan_transition([Deployment("acme", "ag", "1", current)], step, "acme", "ag")
+    assert gated(step, planned, POLICY) is expected
+    assert gated(step, planned, DeploymentPolicy(required_eval=False)) is False
+
+
+def test_the_rules_table_is_the_state_machine() -> None:
+    for (state, transition), targets in RULES.items():
+        assert {state, *targets} <= set(STATES)
+        assert target_state(state, transition) == targets[0]
+        for target in targets:
+            assert target_state(state, transition, target) == target
+    forward = ("draft", "test", "staged", "active")
+    for i, state in enumerate(forward[:-1]):
+        assert RULES[(state, "promote")] == forward[i + 1 :]  # forward, one or several steps
+    assert all(t != "promote" for s, t in RULES if s not in (*forward[:-1], "paused"))
+
+
+def test_a_transition_is_planned_without_the_host() -> None:
+    from openwop_eval.deployments import plan as plan_pure
+
+    done = plan_pure([], Transition("1.0.0", "promote", "active", "stable", "acme/r"), "a", "ag")
+    assert (done.target.state, done.event["type"]) == ("active", "deployment.promoted")

@@ -9,8 +9,9 @@ import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
+from openwop_eval.deployments import Deployment
 from openwop_eval.store import RunRecord, Store
-from openwop_eval.store.host import Deployment, HostStore
+from openwop_eval.store.host import HostStore
 from openwop_eval.store.schema import metadata
 
 

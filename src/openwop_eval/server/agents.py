@@ -10,7 +10,14 @@ from starlette.responses import JSONResponse
 
 from .auth import require
 from .catalog import HostAgent
-from .deploy import gate_error, gate_refusal, gated, parse_transition, plan
+from .deploy import (
+    gate_error,
+    gate_refusal,
+    gated,
+    parse_transition,
+    plan_transition,
+    transition_of,
+)
 from .errors import not_found
 from .inputs import is_agent_id
 from .state import host, idempotent, json_body, principal, respond
@@ -77,24 +84,22 @@ async def transition(request: Request) -> JSONResponse:
 
     async def handler() -> tuple[int, Any]:
         records = state.host_store.deployments(who.tenant, agent.agent_id)
-        current = next((r.state for r in records if r.version == body["version"]), "draft")
-        policy = state.config.deployment
-        if gated(body, policy, current):
-            run_id = body.get("evalRunId")
-            run = state.store.get_run(run_id) if isinstance(run_id, str) else None
+        step = transition_of(body, state.config.deployment)
+        planned = plan_transition(records, step, who.tenant, agent.agent_id)
+        if gated(step, planned, state.config.deployment):
+            run = state.store.get_run(step.eval_run_id) if step.eval_run_id else None
             reason = (
                 "no evalRunId was given"
-                if run_id is None
-                else gate_refusal(run, who.tenant, agent.agent_id, policy)
+                if step.eval_run_id is None
+                else gate_refusal(run, who.tenant, agent.agent_id, state.config.deployment)
             )
             if reason is not None:
-                raise gate_error(run_id, reason)
-        changes, target, event = plan(records, body, who.tenant, agent.agent_id, policy)
-        state.host_store.save(changes, event)
+                raise gate_error(step.eval_run_id, reason)
+        state.host_store.save(planned.changes, planned.event)
         saved = next(
             r
             for r in state.host_store.deployments(who.tenant, agent.agent_id)
-            if r.version == target.version
+            if r.version == planned.target.version
         )
         return 200, saved.wire()
 

@@ -16,12 +16,13 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .. import __version__
+from ..deployments import STATES
 from ..store import Store
 from ..store.host import HostStore
 from .agents import get_agent, list_agents, list_deployments, transition
 from .auth import KeyRing
 from .catalog import Catalog
-from .config import DEPLOYMENT_STATES, HostConfig
+from .config import HostConfig
 from .errors import (
     PROTOCOL_VERSION,
     ApiError,
@@ -64,7 +65,7 @@ def discovery_document(state: HostState) -> dict[str, Any]:
                 "channels": list(config.deployment.channels),
                 "canary": False,
                 "rollback": True,
-                "states": list(DEPLOYMENT_STATES),
+                "states": list(STATES),
             },
         },
         "runList": {

@@ -47,7 +47,6 @@ ALL_SCOPES = (
     "deploy:pause",
     "deploy:rollback",
 )
-DEPLOYMENT_STATES = ("draft", "test", "staged", "active", "paused", "deprecated", "rolled-back")
 DEV_KEY = "dev-key"
 
 

@@ -2,41 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import sqlalchemy as sa
 
 from ..clock import utc_stamp
+from ..deployments import Deployment
 from .schema import deployment_history, deployments, idempotency
 from .sql import Store, StoreError
-
-
-@dataclass(frozen=True)
-class Deployment:
-    tenant: str
-    agent_id: str
-    version: str
-    state: str
-    channels: list[str] = field(default_factory=list)
-    eval_run_id: str | None = None
-    rollback_pointer: str | None = None
-    updated_at: str = ""
-
-    def wire(self) -> dict[str, Any]:
-        """The ``AgentDeployment`` record the protocol returns."""
-        body: dict[str, Any] = {
-            "agentId": self.agent_id,
-            "version": self.version,
-            "state": self.state,
-            "channels": list(self.channels),
-        }
-        if self.eval_run_id is not None:
-            body["evalRunId"] = self.eval_run_id
-        if self.rollback_pointer is not None:
-            body["rollbackPointer"] = self.rollback_pointer
-        return body
-
 
 Claim = Literal["new", "replay", "mismatch", "in-flight"]
 
