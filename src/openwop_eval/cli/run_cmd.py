@@ -8,24 +8,26 @@ import os
 import sys
 from collections.abc import Coroutine
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 import click
 from rich.console import Console
 from rich.markup import escape
 
-from ..agents import AgentSpecError, absolute_spec, resolve_agent
+from ..agents import Agent, AgentSpecError, absolute_spec, resolve_agent
 from ..core import SuiteError
+from ..core.rubric import Judge
 from ..judges import resolve_judge
 from ..runner.api import RunEndedError, RunError, resume_async, run_suite_async
 from ..runner.events import read_jsonl
 from ..runner.fixtures import Recording, merge_recordings
 from ..runner.reports import junit_xml, markdown, report_dict
 from ..runner.run import RunOptions, RunResult
-from ..runner.tools import load_live_tools
+from ..runner.tools import LiveTool, load_live_tools
 from ..store import Store, StoreError
-from ..suitefile import load_suite
+from ..suitefile import LoadedSuite, load_suite
 from .codes import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_INVALID, EXIT_OK
 from .progress import RunProgress
 from .render import print_problems, print_run_table
@@ -113,10 +115,92 @@ def run(
 ) -> None:
     """Run SUITE against an agent: every task, every trial; exit 0 if the suite passed,
     1 if it did not, 2 on invalid input, 3 if the run could not complete."""
-    out_console = Console(highlight=False)
-    if not out_console.is_terminal:
-        out_console = Console(highlight=False, width=160)  # CI logs: do not wrap reasons
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    out_console, err = _consoles()
+    _check_usage(err, suite, agent_spec, resume_id, fixtures_from, live_shadow)
+    options = RunOptions(concurrency=concurrency, timeout_s=timeout_s, live_shadow=live_shadow)
+    store = _store(err, store_url)
+    try:
+        wiring = _Wiring(
+            load_suite(suite) if suite else None,
+            resolve_agent(agent_spec, agent_id=agent_id, threads=concurrency)
+            if agent_spec
+            else None,
+            absolute_spec(agent_spec or ""),
+            resolve_judge(judge_spec, base_url=judge_base_url, api_key=judge_api_key),
+            load_live_tools(tools_spec) if tools_spec else None,
+        )
+        recording = _recording(fixtures_from, wiring.task_ids)
+    except SuiteError as exc:
+        print_problems(err, exc.source or str(suite), exc.problems)
+        sys.exit(EXIT_INVALID)
+    except (AgentSpecError, ValueError, OSError, ImportError) as exc:
+        _usage(err, str(exc))
+    with ExitStack() as stack:
+        sink = _open(stack, events, "w") if events else None
+        progress = stack.enter_context(RunProgress(err, enabled=not quiet and err.is_terminal))
+        common: dict[str, Any] = {"store": store, "observer": progress, "events": sink}
+        coro = _start(wiring, resume_id, options, recording, common)
+        result = _run(err, progress, _closing(coro, wiring.judge))
+    _outputs(result, out, report, junit, markdown_path)
+    print_run_table(out_console, result.grade, result.run_id)
+    if result.budget_exhausted:
+        err.print("[yellow]maxCostUsd was exceeded: trials after that point did not run[/yellow]")
+    sys.exit(EXIT_OK if result.summary["passed"] else EXIT_FAILED)
+
+
+@dataclass(frozen=True)
+class _Wiring:
+    """What the options resolve to, before anything runs."""
+
+    loaded: LoadedSuite | None
+    agent: Agent | None
+    agent_spec: str
+    judge: Judge | None
+    live: dict[str, LiveTool] | None
+
+    @property
+    def task_ids(self) -> list[str] | None:
+        return [t.task_id for t in self.loaded.suite.tasks] if self.loaded else None
+
+
+def _start(
+    wiring: _Wiring,
+    resume_id: str | None,
+    options: RunOptions,
+    recording: Recording | None,
+    common: dict[str, Any],
+) -> Coroutine[Any, Any, RunResult]:
+    common = {**common, "judge": wiring.judge, "live_tools": wiring.live}
+    if resume_id is not None:  # the agent and options only when given again
+        given = options if wiring.agent else None
+        return resume_async(resume_id, agent=wiring.agent, options=given, **common)
+    assert wiring.loaded is not None
+    assert wiring.agent is not None
+    return run_suite_async(
+        wiring.loaded,
+        wiring.agent,
+        options=options,
+        agent_spec=wiring.agent_spec,
+        recording=recording,
+        **common,
+    )
+
+
+def _consoles() -> tuple[Console, Console]:
+    out = Console(highlight=False)
+    if not out.is_terminal:
+        out = Console(highlight=False, width=160)  # CI logs: do not wrap reasons
+    return out, Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def _check_usage(
+    err: Console,
+    suite: str | None,
+    agent_spec: str | None,
+    resume_id: str | None,
+    fixtures_from: tuple[str, ...],
+    live_shadow: bool,
+) -> None:
     if (suite is None) == (resume_id is None):
         _usage(err, "give a SUITE to run, or --resume RUN_ID (not both)")
     if resume_id is None and agent_spec is None:
@@ -127,74 +211,34 @@ def run(
             "a resumed run serves the fixtures it was started with;"
             " --fixtures-from and --live-shadow cannot be given with --resume",
         )
-    options = RunOptions(concurrency=concurrency, timeout_s=timeout_s, live_shadow=live_shadow)
-    try:
-        store = Store(store_url)
-    except StoreError as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        sys.exit(EXIT_INCOMPLETE)
-    try:
-        loaded = load_suite(suite) if suite else None
-        agent = (
-            resolve_agent(agent_spec, agent_id=agent_id, threads=concurrency)
-            if agent_spec
-            else None
-        )
-        judge = resolve_judge(judge_spec, base_url=judge_base_url, api_key=judge_api_key)
-        live = load_live_tools(tools_spec) if tools_spec else None
-        tasks = [t.task_id for t in loaded.suite.tasks] if loaded else None
-        recording = _recording(fixtures_from, tasks)
-    except SuiteError as exc:
-        print_problems(err, exc.source or str(suite), exc.problems)
-        sys.exit(EXIT_INVALID)
-    except (AgentSpecError, ValueError, OSError, ImportError) as exc:
-        _usage(err, str(exc))
 
-    with ExitStack() as stack:
-        sink = _open(stack, events, "w") if events else None
-        progress = stack.enter_context(RunProgress(err, enabled=not quiet and err.is_terminal))
-        common: dict[str, Any] = {
-            "store": store,
-            "judge": judge,
-            "live_tools": live,
-            "observer": progress,
-            "events": sink,
-        }
-        try:
-            if resume_id is not None:
-                coro = resume_async(
-                    resume_id, agent=agent, options=options if agent else None, **common
-                )
-            else:
-                assert loaded is not None
-                assert agent is not None
-                coro = run_suite_async(
-                    loaded,
-                    agent,
-                    options=options,
-                    agent_spec=absolute_spec(agent_spec or ""),
-                    recording=recording,
-                    **common,
-                )
-            result = asyncio.run(_closing(coro, judge))
-        except RunEndedError as exc:
-            err.print(f"[red]the run could not complete:[/red] {escape(str(exc))}")
-            sys.exit(EXIT_INCOMPLETE)
-        except RunError as exc:
-            _usage(err, str(exc))
-        except KeyboardInterrupt:
-            err.print(
-                "[yellow]interrupted[/yellow]: every finished trial is kept; continue with"
-                f" openwop-eval run --resume {escape(progress.run_id or 'RUN_ID')}"
-            )
-            sys.exit(EXIT_INCOMPLETE)
-        except Exception as exc:  # the store, a judge endpoint refusing, a bug: never a traceback
-            _incomplete(err, exc)
-    _outputs(result, out, report, junit, markdown_path)
-    print_run_table(out_console, result.grade, result.run_id)
-    if result.budget_exhausted:
-        err.print("[yellow]maxCostUsd was exceeded: trials after that point did not run[/yellow]")
-    sys.exit(EXIT_OK if result.summary["passed"] else EXIT_FAILED)
+
+def _store(err: Console, url: str | None) -> Store:
+    try:
+        return Store(url)
+    except StoreError as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        sys.exit(EXIT_INCOMPLETE)
+
+
+def _run(err: Console, progress: RunProgress, coro: Coroutine[Any, Any, RunResult]) -> RunResult:
+    """Run to the end; every way it can stop short is an exit code and a line, never a
+    traceback."""
+    try:
+        return asyncio.run(coro)
+    except RunEndedError as exc:
+        err.print(f"[red]the run could not complete:[/red] {escape(str(exc))}")
+        sys.exit(EXIT_INCOMPLETE)
+    except RunError as exc:
+        _usage(err, str(exc))
+    except KeyboardInterrupt:
+        err.print(
+            "[yellow]interrupted[/yellow]: every finished trial is kept; continue with"
+            f" openwop-eval run --resume {escape(progress.run_id or 'RUN_ID')}"
+        )
+        sys.exit(EXIT_INCOMPLETE)
+    except Exception as exc:  # the store, a judge endpoint refusing, a bug
+        _incomplete(err, exc)
 
 
 async def _closing(coro: Coroutine[Any, Any, RunResult], judge: Any) -> RunResult:
@@ -205,7 +249,7 @@ async def _closing(coro: Coroutine[Any, Any, RunResult], judge: Any) -> RunResul
             await judge.aclose()
 
 
-def _incomplete(err: Console, exc: Exception) -> None:
+def _incomplete(err: Console, exc: Exception) -> NoReturn:
     # The first line names the cause; a database error's SQL and parameters (data) stay out
     # of CI logs.
     lines = str(exc).splitlines()
@@ -214,7 +258,7 @@ def _incomplete(err: Console, exc: Exception) -> None:
     sys.exit(EXIT_INCOMPLETE)
 
 
-def _usage(err: Console, message: str) -> None:
+def _usage(err: Console, message: str) -> NoReturn:
     err.print(f"[red]error:[/red] {message}", markup=True)
     sys.exit(EXIT_INVALID)
 

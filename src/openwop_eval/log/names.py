@@ -50,6 +50,11 @@ def trial_ext(task_id: str, trial: int, invocation_id: str, **extra: JSON) -> di
     return {EXT: {"taskId": task_id, "trial": trial, "invocationId": invocation_id, **extra}}
 
 
+def workflow_id(suite_id: str) -> str:
+    """The stable synthetic ``workflowId`` of an eval run (runs of a suite share it)."""
+    return f"eval:{suite_id}"
+
+
 def sequence_of(doc: dict[str, Any]) -> int:
     """An event's sequence for ordering; a missing or malformed one sorts first."""
     value = doc.get("sequence")

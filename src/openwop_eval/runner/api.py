@@ -1,14 +1,16 @@
-"""The runner's front door: run a suite, or resume a run, with one call.
+"""The runner's one door: a :class:`RunRequest` and the :class:`RunService` that starts it,
+resumes it and cancels it — for the command line and the host alike.
 
-A resume goes through :func:`reopen` — for the command line and the host alike — which
-restores the run exactly as it was started (its stored suite and fixture source) or ends it.
+A run is everything that decides its verdict — suite, agent, fixture source, options — and
+is stored with all of it when it starts. A resume goes through :meth:`RunService.reopen`,
+which restores the run exactly as it was started from the store, or ends it.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -19,7 +21,7 @@ from ..store import RunRecord, Store
 from ..suitefile import LoadedSuite, load_suite, parse_suite, suite_document
 from .ending import SOURCE_LOST, SUITE_LOST, RunFailure, end_run, settle_logged_end
 from .fixtures import FixtureSource, FixtureSourceError, Recording
-from .run import Execution, Observer, RunOptions, RunResult, resume_run, start_run
+from .run import Execution, Observer, RunOptions, RunResult, execute_run, prepare_run, reopen_run
 from .tools import LiveTool
 
 
@@ -33,6 +35,174 @@ class RunEndedError(RunError):
     def __init__(self, run_id: str, failure: RunFailure) -> None:
         super().__init__(f"run {run_id} was ended as failed: {failure.message}")
         self.run_id, self.failure = run_id, failure
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What a run is: the suite, the agent, what answers its tools, and how to run it."""
+
+    suite: LoadedSuite
+    agent: Agent
+    agent_spec: str
+    """Recorded, so the run can be resumed without naming the agent again."""
+    options: RunOptions = field(default_factory=RunOptions)
+    fixtures: FixtureSource = field(default_factory=FixtureSource)
+    judge: Judge | None = None
+    live_tools: Mapping[str, LiveTool] | None = None
+    owner: dict[str, Any] | None = None
+    """The ``run.started`` owner (a host's caller)."""
+    metadata: Mapping[str, Any] | None = None
+    """Recorded with the run's options (a host's ``evalSuiteRef``, ``fixtureRuns``)."""
+
+
+@dataclass(frozen=True)
+class Reopened:
+    """An unfinished run as it was started: its record, suite and fixture source."""
+
+    run: RunRecord
+    loaded: LoadedSuite
+    fixtures: FixtureSource
+
+
+@dataclass
+class ActiveRun:
+    """A run ready to execute: await :meth:`execute`; :meth:`cancel` ends it as cancelled,
+    :meth:`stop` leaves it open for a later resume (a host shutting down)."""
+
+    run: RunRecord
+    execution: Execution
+    _task: asyncio.Task[Any] | None = None
+    _cancelled: bool = False
+
+    @property
+    def run_id(self) -> str:
+        return self.run.run_id
+
+    async def execute(self) -> RunResult:
+        self._task = asyncio.current_task()
+        if self._cancelled and self._task is not None:
+            self._task.cancel()  # asked before it began: it ends at its first step
+        return await execute_run(self.execution, self.run_id)
+
+    def stop(self) -> None:
+        self.execution.stopping = True
+        self.cancel()
+
+    def cancel(self) -> None:
+        """End the run as cancelled, keeping its finished trials (or, after :meth:`stop`,
+        leave it open)."""
+        self._cancelled = True
+        if self._task is not None:
+            self._task.cancel()
+
+
+class RunService:
+    """Starts, resumes and ends runs on one store."""
+
+    def __init__(self, store: Store, on_commit: Callable[[str], None] | None = None) -> None:
+        self.store, self.on_commit = store, on_commit
+
+    def start(
+        self, request: RunRequest, observer: Observer | None = None, events: IO[str] | None = None
+    ) -> ActiveRun:
+        """Check the request, create the run with its opening events, and make it ready."""
+        execution = self._execution(request, observer, events)
+        run = prepare_run(
+            execution,
+            suite_document(request.suite.suite),
+            request.agent_spec,
+            request.owner,
+            dict(request.metadata or {}),
+        )
+        return ActiveRun(run, execution)
+
+    def reopen(self, run_id: str) -> Reopened:
+        """Restore an unfinished run from the store, the one way every resume starts.
+
+        Raises :class:`RunError` when there is nothing to resume, and
+        :class:`RunEndedError` — after ending the run as failed — when its suite or fixture
+        source cannot be read back: continuing it on anything else could change its verdict.
+        """
+        run = self.store.get_run(run_id)
+        if run is None:
+            raise RunError(f"no run {run_id!r} in the store at {self.store.url}")
+        settled = None if run.terminal else settle_logged_end(self.store, run_id)
+        if run.terminal or settled is not None:
+            status = settled or run.status
+            raise RunError(f"run {run_id} is already {status}; there is nothing to resume")
+        try:
+            loaded = parse_suite(run.suite_doc, source=f"run {run_id}")
+        except SuiteError:
+            raise self._ended(run_id, SUITE_LOST) from None
+        try:
+            fixtures = FixtureSource.from_json(run.fixture_source)
+        except FixtureSourceError:
+            raise self._ended(run_id, SOURCE_LOST) from None
+        return Reopened(run, loaded, fixtures)
+
+    def resume(
+        self,
+        reopened: Reopened,
+        agent: Agent,
+        options: RunOptions,
+        judge: Judge | None = None,
+        live_tools: Mapping[str, LiveTool] | None = None,
+        observer: Observer | None = None,
+        events: IO[str] | None = None,
+    ) -> ActiveRun:
+        """Make a reopened run ready again, on the suite and fixtures it was started with;
+        only the agent's wiring (and concurrency, timeouts) may be given afresh."""
+        run = reopened.run
+        request = RunRequest(
+            reopened.loaded, agent, run.agent_spec, options, reopened.fixtures, judge, live_tools
+        )
+        execution = self._execution(request, observer, events)
+        reopen_run(execution, run)
+        return ActiveRun(run, execution)
+
+    def fail(self, run_id: str, failure: RunFailure) -> bool:
+        """End an unfinished run that cannot go on; False if even that could not be stored."""
+        return end_run(self.store, run_id, "failed", failure)
+
+    def _ended(self, run_id: str, failure: RunFailure) -> RunEndedError:
+        self.fail(run_id, failure)
+        return RunEndedError(run_id, failure)
+
+    def _execution(
+        self, request: RunRequest, observer: Observer | None, events: IO[str] | None
+    ) -> Execution:
+        check_runnable(request)
+        return Execution(
+            self.store,
+            request.suite,
+            request.agent,
+            request.options,
+            request.judge,
+            request.live_tools,
+            request.fixtures,
+            observer,
+            events,
+            self.on_commit,
+        )
+
+
+def check_runnable(request: RunRequest) -> None:
+    """What a run needs beyond a valid suite: a judge for rubric tasks, a mode for
+    live-shadow, a positive concurrency."""
+    suite = request.suite.suite
+    rubric_tasks = [t.task_id for t in suite.tasks if t.expected.kind == "rubric"]
+    if rubric_tasks and request.judge is None:
+        raise RunError(
+            f"tasks {', '.join(rubric_tasks)} are rubric tasks; choose a judge"
+            " (scripted:FILE or openai:MODEL)"
+        )
+    if request.fixtures.live_shadow and "live-shadow" not in suite.modes:
+        raise RunError("live-shadow runs need a suite whose modes include live-shadow")
+    if request.options.concurrency < 1:
+        raise RunError("concurrency must be at least 1")
+
+
+# --- the convenience functions of the library -------------------------------------------
 
 
 async def run_suite_async(
@@ -60,57 +230,16 @@ async def run_suite_async(
     spec = (
         agent if isinstance(agent, str) else (agent_spec or f"python-object:{type(agent).__name__}")
     )
-    fixtures = FixtureSource(recording, options.live_shadow)
-    check_runnable(loaded, fixtures, options, judge)
     resolved = (
         resolve_agent(agent, threads=options.concurrency) if isinstance(agent, str) else agent
     )
-    execution = Execution(
-        store or Store(), loaded, resolved, options, judge, live_tools, fixtures, observer, events
-    )
+    fixtures = FixtureSource(recording, options.live_shadow)
+    request = RunRequest(loaded, resolved, spec, options, fixtures, judge, live_tools)
     try:
-        return await start_run(execution, suite_document(loaded.suite), spec)
+        active = RunService(store or Store()).start(request, observer, events)
+        return await active.execute()
     finally:
         _close(resolved)
-
-
-@dataclass(frozen=True)
-class Reopened:
-    """An unfinished run as it was started: its record, suite and fixture source."""
-
-    run: RunRecord
-    loaded: LoadedSuite
-    fixtures: FixtureSource
-
-
-def reopen(store: Store, run_id: str) -> Reopened:
-    """Restore an unfinished run from the store, the one way every resume starts.
-
-    Raises :class:`RunError` when there is nothing to resume, and :class:`RunEndedError` —
-    after ending the run as failed — when its suite or fixture source cannot be read back:
-    continuing it on anything else could change its verdict.
-    """
-    run = store.get_run(run_id)
-    if run is None:
-        raise RunError(f"no run {run_id!r} in the store at {store.url}")
-    settled = None if run.terminal else settle_logged_end(store, run_id)
-    if run.terminal or settled is not None:
-        status = settled or run.status
-        raise RunError(f"run {run_id} is already {status}; there is nothing to resume")
-    try:
-        loaded = parse_suite(run.suite_doc, source=f"run {run_id}")
-    except SuiteError:
-        raise _ended(store, run_id, SUITE_LOST) from None
-    try:
-        fixtures = FixtureSource.from_json(run.fixture_source)
-    except FixtureSourceError:
-        raise _ended(store, run_id, SOURCE_LOST) from None
-    return Reopened(run, loaded, fixtures)
-
-
-def _ended(store: Store, run_id: str, failure: RunFailure) -> RunEndedError:
-    end_run(store, run_id, "failed", failure)
-    return RunEndedError(run_id, failure)
 
 
 async def resume_async(
@@ -126,33 +255,21 @@ async def resume_async(
 ) -> RunResult:
     """Run only the trials a run is missing, on the fixtures it started with, then grade it
     as a whole."""
-    store = store or Store()
-    reopened = reopen(store, run_id)
-    run = reopened.run
-    saved: dict[str, Any] = dict(run.options)
+    service = RunService(store or Store())
+    reopened = service.reopen(run_id)
+    saved = reopened.run.options
     options = options or RunOptions(
         **{k: v for k, v in saved.items() if k in RunOptions.__dataclass_fields__}
     )
-    chosen = agent if agent is not None else run.agent_spec
+    chosen = agent if agent is not None else reopened.run.agent_spec
     if isinstance(chosen, str) and chosen.startswith("python-object:"):
         raise RunError(f"run {run_id} was started with an in-process agent; pass the agent again")
-    check_runnable(reopened.loaded, reopened.fixtures, options, judge)
     resolved = (
         resolve_agent(chosen, threads=options.concurrency) if isinstance(chosen, str) else chosen
     )
-    execution = Execution(
-        store,
-        reopened.loaded,
-        resolved,
-        options,
-        judge,
-        live_tools,
-        reopened.fixtures,
-        observer,
-        events,
-    )
     try:
-        return await resume_run(execution, run)
+        active = service.resume(reopened, resolved, options, judge, live_tools, observer, events)
+        return await active.execute()
     finally:
         _close(resolved)
 
@@ -160,24 +277,6 @@ async def resume_async(
 def run_suite(suite: LoadedSuite | str | Path, agent: Agent | str, **kwargs: Any) -> RunResult:
     """Blocking :func:`run_suite_async`, for scripts and notebooks without an event loop."""
     return asyncio.run(run_suite_async(suite, agent, **kwargs))
-
-
-def check_runnable(
-    loaded: LoadedSuite, fixtures: FixtureSource, options: RunOptions, judge: Judge | None
-) -> None:
-    """What a run needs beyond a valid suite: a judge for rubric tasks, a mode for
-    live-shadow, a positive concurrency."""
-    suite = loaded.suite
-    rubric_tasks = [t.task_id for t in suite.tasks if t.expected.kind == "rubric"]
-    if rubric_tasks and judge is None:
-        raise RunError(
-            f"tasks {', '.join(rubric_tasks)} are rubric tasks; choose a judge"
-            " (--judge scripted:FILE or --judge openai:MODEL)"
-        )
-    if fixtures.live_shadow and "live-shadow" not in suite.modes:
-        raise RunError("live-shadow runs need a suite whose modes include live-shadow")
-    if options.concurrency < 1:
-        raise RunError("concurrency must be at least 1")
 
 
 def _close(agent: Agent) -> None:

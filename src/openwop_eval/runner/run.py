@@ -23,17 +23,15 @@ from ..agents.base import Agent
 from ..core import GradingPlan, SuiteGrade, TrialRecord, grade_suite, plan_suite, summary_dict
 from ..core.rubric import Judge
 from ..core.stats import decimal_sum
-from ..log.names import EVAL_COMPLETED, EVAL_STARTED, RUN_COMPLETED, RUN_STARTED
+from ..log.names import EVAL_COMPLETED, EVAL_STARTED, RUN_COMPLETED, RUN_STARTED, workflow_id
 from ..log.replay import replay
 from ..store import RunRecord, Store
 from ..suitefile import LoadedSuite
 from .ending import end_run, failure_of, writer_for
 from .events import EventWriter, new_id, pending
-from .fixtures import FixtureSource, Recording, recording_from
+from .fixtures import FixtureSource
 from .tools import LiveTool
 from .trial import TrialOutcome, TrialSetup, run_trial
-
-__all__ = ["Recording", "recording_from"]  # re-exported: they once lived here
 
 
 @dataclass(frozen=True)
@@ -90,11 +88,6 @@ class Execution:
         return plan_suite(self.loaded.suite)
 
 
-def workflow_id(suite_id: str) -> str:
-    """The stable synthetic ``workflowId`` of an eval run (runs of a suite share it)."""
-    return f"eval:{suite_id}"
-
-
 def prepare_run(
     execution: Execution,
     suite_doc: dict[str, Any],
@@ -144,11 +137,6 @@ def prepare_run(
     return run
 
 
-async def start_run(execution: Execution, suite_doc: dict[str, Any], agent_spec: str) -> RunResult:
-    run = prepare_run(execution, suite_doc, agent_spec)
-    return await execute_run(execution, run.run_id)
-
-
 async def execute_run(execution: Execution, run_id: str) -> RunResult:
     """Run the missing trials of a prepared (or interrupted) run and decide it.
 
@@ -170,13 +158,13 @@ async def execute_run(execution: Execution, run_id: str) -> RunResult:
         raise
 
 
-async def resume_run(execution: Execution, run: RunRecord) -> RunResult:
+def reopen_run(execution: Execution, run: RunRecord) -> None:
+    """Mark a restored run running again; its events file gets the whole log so far."""
     store = execution.store
-    if execution.jsonl is not None:  # the file gets the whole log, not just the new part
+    if execution.jsonl is not None:
         for doc in store.events(run.run_id):
             execution.jsonl.write(_line(doc))
     store.set_status(run.run_id, "running")
-    return await execute_run(execution, run.run_id)
 
 
 def _writer(execution: Execution, run_id: str, last: int) -> EventWriter:

@@ -25,7 +25,7 @@ from ..core import (
 from ..core.rubric import Judge
 from ..log.names import DECIDED, EVAL_SCORED, EXT, INVOCATION_COMPLETED, INVOCATION_STARTED
 from .events import Pending, new_id, pending
-from .tools import FixtureBook, LiveTool, ToolBoundary
+from .tools import FixtureBook, LiveTool, RecordedCall, ToolBoundary
 
 
 @dataclass(frozen=True)
@@ -49,34 +49,77 @@ class TrialOutcome:
     diagnostics: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass
+class _Invoked:
+    """What the agent did: its reply, or why there is none."""
+
+    reply: AgentReply | None
+    error: str | None
+    error_kind: str | None
+    latency_ms: int
+
+
 async def run_trial(setup: TrialSetup) -> TrialOutcome:
-    task, agent = setup.task.task, setup.agent
+    task = setup.task.task
     invocation_id = new_id("inv-")
     boundary = ToolBoundary(
-        agent_id=agent.agent_id,
+        agent_id=setup.agent.agent_id,
         task_id=task.task_id,
         trial=setup.trial,
         invocation_id=invocation_id,
         fixtures=setup.fixtures,
         live=setup.live,
     )
-    ext = boundary.ext
-    memory = tuple(task.fixtures.memory_seed or ()) if task.fixtures else ()
-    context = TrialContext(task.task_id, setup.trial, task.input, memory, boundary.tool_names)
-    started_event = pending(
+    started = _started_event(setup, boundary)
+    invoked = await _invoke(setup, boundary)
+    reply = invoked.reply
+    diagnostics: dict[str, Any] = {
+        "output": reply.output if reply else None,
+        "error": invoked.error,
+        "errorKind": invoked.error_kind,
+        "latencyMs": invoked.latency_ms,
+    }
+    verdicts = None
+    if invoked.error is None and reply is not None and task.expected.rubric is not None:
+        verdicts = await _judge(setup, reply, diagnostics)
+    record = TrialRecord(
+        task.task_id,
+        setup.trial,
+        reply.output if reply else None,
+        boundary.trajectory(),
+        error=invoked.error,
+        cost_usd=reply.cost_usd if reply is not None else None,
+        latency_ms=invoked.latency_ms,
+        verdicts=verdicts,
+    )
+    # Bounded, but CPU work: off the event loop, which a host shares with its requests.
+    grade = await asyncio.to_thread(grade_trial, setup.plan, setup.task, record)
+    diagnostics["calls"] = [_call_diagnostics(c) for c in boundary.calls]
+    events = [started, *boundary.events, *_closing_events(setup, boundary, invoked, grade, record)]
+    return TrialOutcome(record, grade, invocation_id, events, diagnostics)
+
+
+def _started_event(setup: TrialSetup, boundary: ToolBoundary) -> Pending:
+    return pending(
         INVOCATION_STARTED,
         {
-            "invocationId": invocation_id,
-            "agentId": agent.agent_id,
+            "invocationId": boundary.invocation_id,
+            "agentId": setup.agent.agent_id,
             "source": "run-api",
-            **ext,
+            **boundary.ext,
         },
     )
 
+
+async def _invoke(setup: TrialSetup, boundary: ToolBoundary) -> _Invoked:
+    """Run the agent behind the boundary, under the timeout; any failure is the trial's."""
+    task = setup.task.task
+    memory = tuple(task.fixtures.memory_seed or ()) if task.fixtures else ()
+    context = TrialContext(task.task_id, setup.trial, task.input, memory, boundary.tool_names)
     reply, error, error_kind = None, None, None
     started = time.monotonic()
     try:
-        reply = await asyncio.wait_for(agent.run(context, boundary), setup.timeout_s)
+        reply = await asyncio.wait_for(setup.agent.run(context, boundary), setup.timeout_s)
         _check_reply(reply)
     except ToolMissError:
         error_kind = "fixture-miss"  # the miss propagated: the trial has already failed closed
@@ -91,70 +134,52 @@ async def run_trial(setup: TrialSetup) -> TrialOutcome:
     finally:
         boundary.closed = True
     elapsed_ms = (time.monotonic() - started) * 1000
+    reported = reply.latency_ms if reply is not None else None
+    return _Invoked(reply, error, error_kind, round(elapsed_ms if reported is None else reported))
 
-    measured = (
-        reply.latency_ms if reply is not None and reply.latency_ms is not None else elapsed_ms
-    )
-    latency_ms = round(measured)
-    diagnostics: dict[str, Any] = {
-        "output": reply.output if reply else None,
-        "error": error,
-        "errorKind": error_kind,
-        "latencyMs": latency_ms,
+
+def _call_diagnostics(call: RecordedCall) -> dict[str, Any]:
+    return {
+        "tool": call.tool,
+        "args": call.args,
+        "missed": call.missed,
+        "status": call.status,
+        "result": call.result,
+        "error": call.error,
     }
-    verdicts = None
-    if error is None and reply is not None and task.expected.rubric is not None:
-        verdicts = await _judge(setup, reply, diagnostics)
-    cost = reply.cost_usd if reply is not None else None
-    record = TrialRecord(
-        task.task_id,
-        setup.trial,
-        reply.output if reply else None,
-        boundary.trajectory(),
-        error=error,
-        cost_usd=cost,
-        latency_ms=latency_ms,
-        verdicts=verdicts,
-    )
-    # Bounded, but CPU work: off the event loop, which a host shares with its requests.
-    grade = await asyncio.to_thread(grade_trial, setup.plan, setup.task, record)
-    diagnostics["calls"] = [
-        {
-            "tool": c.tool,
-            "args": c.args,
-            "missed": c.missed,
-            "status": c.status,
-            "result": c.result,
-            "error": c.error,
-        }
-        for c in boundary.calls
-    ]
 
-    outcome = "failed" if error_kind else "completed"
+
+def _closing_events(
+    setup: TrialSetup,
+    boundary: ToolBoundary,
+    invoked: _Invoked,
+    grade: TrialGrade,
+    record: TrialRecord,
+) -> list[Pending]:
+    """``agent.decided``, ``agent.invocation-completed`` and the trial's ``eval.scored``."""
+    agent_id, ext, kind = setup.agent.agent_id, boundary.ext, invoked.error_kind
+    outcome = "failed" if kind else "completed"
     scored: dict[str, Any] = {
-        "taskId": task.task_id,
+        "taskId": record.task_id,
         "score": grade.score,
         "passed": grade.passed,
-        "latencyMs": latency_ms,
+        "latencyMs": invoked.latency_ms,
     }
-    if cost is not None:
-        scored["costUsd"] = cost
-    events = [
-        started_event,
-        *boundary.events,
-        pending(DECIDED, {"agentId": agent.agent_id, "decision": outcome, **ext}),
+    if record.cost_usd is not None:
+        scored["costUsd"] = record.cost_usd
+    return [
+        pending(DECIDED, {"agentId": agent_id, "decision": outcome, **ext}),
         pending(
             INVOCATION_COMPLETED,
             {
-                "invocationId": invocation_id,
-                "agentId": agent.agent_id,
+                "invocationId": boundary.invocation_id,
+                "agentId": agent_id,
                 "outcome": outcome,
-                EXT: {**ext[EXT], **({"error": error_kind} if error_kind else {})},
+                EXT: {**ext[EXT], **({"error": kind} if kind else {})},
             },
         ),
         pending(EVAL_SCORED, {**scored, **ext}),
     ]
-    return TrialOutcome(record, grade, invocation_id, events, diagnostics)
 
 
 def _check_reply(reply: Any) -> None:

@@ -17,6 +17,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .. import __version__
 from ..deployments import STATES
+from ..log.names import EVENT_LOG_SCHEMA_VERSION
 from ..store import Store
 from ..store.host import HostStore
 from .agents import get_agent, list_agents, list_deployments, transition
@@ -52,7 +53,7 @@ def discovery_document(state: HostState) -> dict[str, Any]:
         "preferredVersion": PROTOCOL_VERSION,
         "protocolVersion": PROTOCOL_VERSION,
         "engineVersion": 1,
-        "eventLogSchemaVersion": 3,
+        "eventLogSchemaVersion": EVENT_LOG_SCHEMA_VERSION,
         "implementation": {"name": "openwop-eval", "version": __version__},
         "agents": {
             "status": "experimental",

@@ -1,9 +1,10 @@
 """Eval runs inside the host process: start, cancel, recover after a restart, shut down.
 
-Each run executes as an asyncio task over the runner's library API. On start-up every run
-the store still holds as unfinished is resumed (only its missing trials run, so no trial is
-counted twice) or, when its agent or suite is gone, ended with ``run.failed`` — no run stays
-``running`` forever. A graceful shutdown stops runs without ending them, for the next start.
+Each run executes as an asyncio task through the runner's one door, the run service. On
+start-up every run the store still holds as unfinished is resumed (only its missing trials
+run, so no trial is counted twice) on the suite and fixtures it was created with, or — when
+that cannot be done exactly — ended with ``run.failed``; no run stays ``running`` forever. A
+graceful shutdown stops runs without ending them, for the next start.
 """
 
 from __future__ import annotations
@@ -13,12 +14,18 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from ..runner.api import RunEndedError, RunError, check_runnable, reopen
-from ..runner.ending import AGENT_GONE, end_run
-from ..runner.fixtures import FixtureSource, Recording
-from ..runner.run import Execution, RunOptions, execute_run, prepare_run, resume_run
+from ..runner import (
+    ActiveRun,
+    FixtureSource,
+    Recording,
+    RunEndedError,
+    RunError,
+    RunOptions,
+    RunRequest,
+    RunService,
+)
+from ..runner.ending import AGENT_GONE
 from ..store import RunRecord, Store
-from ..suitefile import LoadedSuite
 from .catalog import Catalog, CatalogSuite, HostAgent
 from .hub import Hub
 
@@ -30,26 +37,14 @@ HOST_AGENT = "host-agent:"
 class RunManager:
     def __init__(self, store: Store, catalog: Catalog, hub: Hub) -> None:
         self.store, self.catalog, self.hub = store, catalog, hub
+        self.service = RunService(store, on_commit=hub.notify)
         self.tasks: dict[str, asyncio.Task[Any]] = {}
-        self.executions: dict[str, Execution] = {}
+        self.active: dict[str, ActiveRun] = {}
 
-    def _execution(
-        self, suite: LoadedSuite, agent: HostAgent, tenant: str, fixtures: FixtureSource
-    ) -> Execution:
-        options = RunOptions(
-            concurrency=agent.config.concurrency, timeout_s=agent.config.timeout_s, tenant=tenant
-        )
-        check_runnable(suite, fixtures, options, agent.judge)
-        return Execution(
-            self.store,
-            suite,
-            agent.agent,
-            options,
-            agent.judge,
-            agent.live,
-            fixtures,
-            on_commit=self.hub.notify,
-        )
+    @staticmethod
+    def _options(agent: HostAgent, tenant: str) -> RunOptions:
+        config = agent.config
+        return RunOptions(concurrency=config.concurrency, timeout_s=config.timeout_s, tenant=tenant)
 
     def start(
         self,
@@ -60,41 +55,43 @@ class RunManager:
         extra: Mapping[str, Any],
         recording: Recording | None = None,
     ) -> RunRecord:
-        execution = self._execution(suite.loaded, agent, tenant, FixtureSource(recording))
-        run = prepare_run(
-            execution,
-            suite.doc,
-            f"host-agent:{agent.agent_id}",
+        """Create the run and launch it; raises :class:`RunError` when it cannot run."""
+        request = RunRequest(
+            suite.loaded,
+            agent.agent,
+            f"{HOST_AGENT}{agent.agent_id}",
+            self._options(agent, tenant),
+            FixtureSource(recording),
+            agent.judge,
+            agent.live,
             owner,
             {"evalSuiteRef": suite.ref, **extra},
         )
-        self._launch(run.run_id, execution)
-        return run
+        active = self.service.start(request)
+        self._launch(active)
+        return active.run
 
-    def _launch(self, run_id: str, execution: Execution, run: RunRecord | None = None) -> None:
-        self.executions[run_id] = execution
-        self.tasks[run_id] = asyncio.create_task(self._execute(run_id, execution, run))
+    def _launch(self, active: ActiveRun) -> None:
+        self.active[active.run_id] = active
+        self.tasks[active.run_id] = asyncio.create_task(self._execute(active))
 
-    async def _execute(self, run_id: str, execution: Execution, run: RunRecord | None) -> None:
+    async def _execute(self, active: ActiveRun) -> None:
         try:
-            if run is None:
-                await execute_run(execution, run_id)
-            else:
-                await resume_run(execution, run)
+            await active.execute()
         except asyncio.CancelledError:
             pass
         except Exception:
-            log.exception("eval run %s failed", run_id)
+            log.exception("eval run %s failed", active.run_id)
         finally:
-            self.tasks.pop(run_id, None)
-            self.executions.pop(run_id, None)
-            self.hub.notify(run_id)
+            self.tasks.pop(active.run_id, None)
+            self.active.pop(active.run_id, None)
+            self.hub.notify(active.run_id)
 
     async def cancel(self, run_id: str) -> None:
-        task = self.tasks.get(run_id)
-        if task is None:
+        active, task = self.active.get(run_id), self.tasks.get(run_id)
+        if active is None or task is None:
             return
-        task.cancel()
+        active.cancel()
         await asyncio.wait([task], timeout=30)
 
     def recover(self) -> list[str]:
@@ -109,10 +106,9 @@ class RunManager:
         return resumed
 
     def _resume(self, run: RunRecord) -> bool:
-        """Resume ``run`` as it was started, through the runner's one resume door, or end it
-        as failed; True when it runs again."""
+        """Resume ``run`` as it was started, or end it as failed; True when it runs again."""
         try:
-            reopened = reopen(self.store, run.run_id)
+            reopened = self.service.reopen(run.run_id)
         except RunEndedError as ended:  # reopen has ended it, with its reason
             log.warning("ended eval run %s: %s", run.run_id, ended.failure.message)
             return False
@@ -122,21 +118,20 @@ class RunManager:
         try:
             if agent is None:
                 raise RunError("the agent is gone")
-            execution = self._execution(reopened.loaded, agent, run.tenant, reopened.fixtures)
+            options = self._options(agent, run.tenant)
+            active = self.service.resume(reopened, agent.agent, options, agent.judge, agent.live)
         except RunError:  # the agent, or what it needs to run the suite, is gone
-            if end_run(self.store, run.run_id, "failed", AGENT_GONE):
+            if self.service.fail(run.run_id, AGENT_GONE):
                 log.warning("ended eval run %s: %s", run.run_id, AGENT_GONE.message)
             return False
-        self._launch(run.run_id, execution, reopened.run)
+        self._launch(active)
         log.info("resumed eval run %s", run.run_id)
         return True
 
     async def shutdown(self) -> None:
         """Stop every run without ending it; the next start resumes them."""
-        for execution in self.executions.values():
-            execution.stopping = True
+        for active in self.active.values():
+            active.stop()
         tasks = list(self.tasks.values())
-        for task in tasks:
-            task.cancel()
         if tasks:
             await asyncio.wait(tasks, timeout=30)

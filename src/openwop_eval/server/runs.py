@@ -9,8 +9,8 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from ..runner.api import RunError
-from ..runner.run import recording_from, workflow_id
+from ..log.names import EVENT_LOG_SCHEMA_VERSION, workflow_id
+from ..runner import Recording, RunError, merge_recordings
 from ..store import RunRecord
 from .auth import Principal, require
 from .catalog import Catalog
@@ -52,7 +52,7 @@ def snapshot(run: RunRecord) -> dict[str, Any]:
         "runId": run.run_id,
         "workflowId": workflow_id(run.suite_id),
         "status": run.status,
-        "eventLogSchemaVersion": 3,
+        "eventLogSchemaVersion": EVENT_LOG_SCHEMA_VERSION,
         "owner": run.options.get("owner") or _owner(run.tenant),
         "startedAt": run.created_at,
         "metadata": {
@@ -141,7 +141,7 @@ def _create(request: Request, who: Principal, body: Any) -> dict[str, Any]:
         )
     if agent is None:
         raise validation(f"agent {agent_id!r} is not configured on this host")
-    _check_suite(state.catalog, suite.loaded.suite, str(agent_id), body, agent.judge is not None)
+    _check_suite(state.catalog, suite.loaded.suite, str(agent_id), body)
     recording = _fixture_runs(request, who, body.get("fixtureRuns"), suite.loaded.suite)
     extra = {
         "owner": who.owner(),
@@ -160,9 +160,7 @@ def _create(request: Request, who: Principal, body: Any) -> dict[str, Any]:
     }
 
 
-def _check_suite(
-    catalog: Catalog, suite: Any, agent_id: str, body: dict[str, Any], has_judge: bool
-) -> None:
+def _check_suite(catalog: Catalog, suite: Any, agent_id: str, body: dict[str, Any]) -> None:
     limit = catalog.config.limits.max_tasks_per_suite
     if len(suite.tasks) > limit:
         raise validation(f"the suite has {len(suite.tasks)} tasks; this host runs at most {limit}")
@@ -178,11 +176,9 @@ def _check_suite(
                 f"modes {bad} are not declared by the suite or not run here",
                 {"suiteModes": list(suite.modes), "hostModes": catalog.modes},
             )
-    if any(t.expected.kind == "rubric" for t in suite.tasks) and not has_judge:
-        raise validation(f"the suite has rubric tasks and agent {agent_id} has no judge")
 
 
-def _fixture_runs(request: Request, who: Principal, value: Any, suite: Any) -> Any:
+def _fixture_runs(request: Request, who: Principal, value: Any, suite: Any) -> Recording | None:
     if value is None:
         return None
     task_ids = {t.task_id for t in suite.tasks}
@@ -207,10 +203,7 @@ def _fixture_runs(request: Request, who: Principal, value: Any, suite: Any) -> A
         ):
             raise refused  # the same answer whatever the reason
         docs_by_run.setdefault(run_id, store.events(run_id))
-    recording: dict[str, Any] = {}
-    for task_id, run_id in value.items():
-        recording.update(recording_from(docs_by_run[run_id], [task_id]))
-    return recording
+    return merge_recordings((docs_by_run[run_id], [task]) for task, run_id in value.items())
 
 
 async def get_run(request: Request) -> JSONResponse:
