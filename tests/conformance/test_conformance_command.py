@@ -10,9 +10,12 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from starlette.applications import Starlette
 
 from openwop_eval.cli.main import main
 from openwop_eval.conformance import witness
+from openwop_eval.conformance.harness import Harness
+from tests.asgi import client
 from tests.conformance.doubles import Mutation, double_app, recorded_runs, serving
 from tests.hosts import Host, _free_port
 
@@ -28,6 +31,15 @@ def conformance(url: str, tmp: Path, key: str = "dev-key") -> tuple[Result, dict
     out = tmp / "result.json"
     result = CliRunner().invoke(main, ["conformance", url, "--api-key", key, "--json", str(out)])
     return result, json.loads(out.read_text()) if out.exists() else {}
+
+
+def audit(app: Starlette) -> dict[str, Any]:
+    """The harness's result against a double served in this process, in the CLI's JSON."""
+    harness = Harness("http://double", "dev-key", client=client(app))
+    try:
+        return harness.run().as_dict()
+    finally:
+        harness.close()
 
 
 def verdicts(report: dict[str, Any]) -> dict[str, str]:
@@ -115,21 +127,28 @@ def gated_out_of_range(fixture: str, events: list[dict[str, Any]], summary: dict
     ],
 )
 def test_each_broken_host_fails_the_right_leg(
-    runs: dict[str, Any], tmp_path: Path, mutate: Mutation, leg: str, assertion: str, observed: Any
+    runs: dict[str, Any], mutate: Mutation, leg: str, assertion: str, observed: Any
 ) -> None:
-    with serving(double_app(runs, mutate), _free_port()) as url:
-        result, report = conformance(url, tmp_path)
-    assert result.exit_code == 1
+    report = audit(double_app(runs, mutate))
+    assert report["passed"] is False
     assert verdicts(report)[leg] == "fail"
     assert failed(report, leg)[assertion] == observed
-    assert assertion in result.output
 
 
-def test_an_unmodified_double_passes(runs: dict[str, Any], tmp_path: Path) -> None:
-    """The doubles serve our own host's real output: only their defect makes a leg fail."""
-    with serving(double_app(runs), _free_port()) as url:
+def test_a_broken_host_over_http_exits_one_and_names_the_assertion(
+    runs: dict[str, Any], tmp_path: Path
+) -> None:
+    with serving(double_app(runs, ungated_suite), _free_port()) as url:
         result, report = conformance(url, tmp_path)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1
+    assert verdicts(report)[witness.SUITE_GATED] == "fail"
+    assert "suite passed" in result.output
+
+
+def test_an_unmodified_double_passes(runs: dict[str, Any]) -> None:
+    """The doubles serve our own host's real output: only their defect makes a leg fail."""
+    report = audit(double_app(runs))
+    assert report["passed"] is True
     assert set(verdicts(report).values()) == {"pass"}
 
 
@@ -140,9 +159,8 @@ def test_a_summary_that_disagrees_with_its_log_fails(runs: dict[str, Any], tmp_p
                 if event["type"] == "agent.tool-called" and "A-100" in json.dumps(event):
                     event["payload"]["toolName"] = "accounts:delete"
 
-    with serving(double_app(runs, lie), _free_port()) as url:
-        result, report = conformance(url, tmp_path)
-    assert result.exit_code == 1
+    report = audit(double_app(runs, lie))
+    assert report["passed"] is False
     broken = failed(report, witness.SUITE_GATED)
     assert "the summary agrees with the verdict recomputed from the event log" in broken
 
@@ -150,9 +168,8 @@ def test_a_summary_that_disagrees_with_its_log_fails(runs: dict[str, Any], tmp_p
 def test_a_host_without_the_capability_is_inapplicable(
     runs: dict[str, Any], tmp_path: Path
 ) -> None:
-    with serving(double_app(runs, eval_suite=False), _free_port()) as url:
-        result, report = conformance(url, tmp_path)
-    assert result.exit_code == 0, result.output
+    report = audit(double_app(runs, eval_suite=False))
+    assert report["passed"] is True
     assert set(verdicts(report).values()) == {"inapplicable"}
     assert all("agents.evalSuite" in leg["reason"] for leg in report["legs"])
 

@@ -89,18 +89,20 @@ class Harness:
         api_key: str,
         timeout_s: float = 120,
         suite_refs: dict[str, str] | None = None,
+        client: httpx.Client | None = None,
     ) -> None:
+        """``client``, when given, carries every request (an in-process app's test client,
+        say) and ``url`` only names the host in the result; it is closed with the harness."""
         self.url = url.rstrip("/")
         self.timeout_s = timeout_s
         self.refs = {**SUITE_REFS, **(suite_refs or {})}
-        self.http = httpx.Client(
-            base_url=self.url,
-            timeout=30,
-            headers={
+        self.http = client or httpx.Client(base_url=self.url, timeout=30)
+        self.http.headers.update(
+            {
                 "Authorization": f"Bearer {api_key}",
                 "OpenWOP-Version": "2.0",
                 "Accept": "application/json",
-            },
+            }
         )
 
     def run(self) -> ConformanceResult:
