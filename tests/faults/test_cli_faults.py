@@ -1,47 +1,53 @@
 """Kill-and-resume as a property of the command line: a run killed at any commit — before
 it, inside its transaction (a trial's events without its score), after it, mid group-commit,
 at the final verdict — and resumed, ends with the summary of the uninterrupted run, on
-SQLite and PostgreSQL, served by the suite's fixtures or by a recording."""
+SQLite and PostgreSQL, served by the suite's fixtures or by a recording.
+
+The killed run is a forked copy of this process that a planted fault SIGKILLs — a real
+death, with nothing flushed — and everything else runs in this process.
+"""
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
+import signal
 from functools import cache
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner, Result
 
+from openwop_eval.cli.main import main
 from openwop_eval.store import Store
+from tests.faults.planting import plant
 from tests.faults.scenario import check_log, write_files
-
-PLANT = Path(__file__).parent / "plant"
 
 POINTS = [
     ("1", "before"),
     ("1", "mid"),
     ("2", "after"),
-    ("3", "mid"),
+    ("3", "mid"),  # a group commit of two trials, cut in the second
     ("eval.completed", "before"),
     ("eval.completed", "after"),
 ]
 
 
-def cli(*args: str, fault: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(PLANT), *sys.path])}
-    env.pop("OPENWOP_EVAL_TEST_FAULT", None)
-    if fault is not None:
-        env["OPENWOP_EVAL_TEST_FAULT"] = fault
-    return subprocess.run(
-        [sys.executable, "-m", "openwop_eval", "run", *args, "--quiet"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
-    )
+def cli(*args: str) -> Result:
+    return CliRunner().invoke(main, ["run", *args, "--quiet"])
+
+
+def killed(*args: str, fault: str) -> int:
+    """Run the command in a forked child with ``fault`` planted; the signal that ended it."""
+    pid = os.fork()
+    if pid == 0:  # the child: it must die of the fault, never return into pytest
+        try:
+            plant(fault)
+            cli(*args)
+        finally:
+            os._exit(70)
+    _, status = os.waitpid(pid, 0)
+    return os.WTERMSIG(status) if os.WIFSIGNALED(status) else -os.WEXITSTATUS(status)
 
 
 @cache
@@ -51,7 +57,7 @@ def _scenario(folder: str) -> dict[str, Path]:
     x_store = f"sqlite:///{Path(folder) / 'x.sqlite'}"
     ran = cli(str(paths["suite"]), "--agent", f"scripted:{paths['x']}", "--store", x_store,
               "--events", str(recorded))  # fmt: skip
-    assert ran.returncode == 0, ran.stderr
+    assert ran.exit_code == 0, ran.output
     paths["recording"] = recorded
     return paths
 
@@ -74,7 +80,7 @@ def _uninterrupted(folder: str, source: str) -> tuple[int, dict[str, object]]:
     out = Path(folder) / f"clean-{source}.json"
     store = f"sqlite:///{Path(folder) / f'clean-{source}.sqlite'}"
     ran = cli(*_args(files, source), "--store", store, "--out", str(out))
-    return ran.returncode, json.loads(out.read_text())
+    return ran.exit_code, json.loads(out.read_text())
 
 
 def test_the_scenario_turns_on_the_fixture_source(files: dict[str, Path]) -> None:
@@ -91,23 +97,25 @@ def test_a_killed_run_resumes_to_the_uninterrupted_summary(
     files: dict[str, Path], database: str, source: str, when: str, mode: str, tmp_path: Path
 ) -> None:
     code, expected = _uninterrupted(str(files["suite"].parent), source)
-    killed = cli(*_args(files, source), "--store", database, fault=f"{when}:{mode}")
-    assert killed.returncode == -9, killed.stderr
+    assert killed(*_args(files, source), "--store", database, fault=f"{when}:{mode}") == (
+        signal.SIGKILL
+    )
     store = Store(database)
-    (run,) = store.list_runs()
-    assert run.status == "running"
-
-    out = tmp_path / "resumed.json"
-    resumed = cli("--resume", run.run_id, "--store", database, "--out", str(out))
-    after = store.get_run(run.run_id)
-    assert after is not None
-    assert after.status == "completed"
-    if (when, mode) == ("eval.completed", "after"):  # the log had already decided the run
-        assert resumed.returncode == 2
-        assert "already completed" in resumed.stderr
-    else:
-        assert resumed.returncode == code, resumed.stderr
-        assert json.loads(out.read_text()) == expected
-    assert after.summary == expected
-    check_log(store.events(run.run_id))
-    store.close()
+    try:
+        (run,) = store.list_runs()
+        assert run.status == "running"
+        out = tmp_path / "resumed.json"
+        resumed = cli("--resume", run.run_id, "--store", database, "--out", str(out))
+        after = store.get_run(run.run_id)
+        assert after is not None
+        assert after.status == "completed"
+        if (when, mode) == ("eval.completed", "after"):  # the log had already decided the run
+            assert resumed.exit_code == 2
+            assert "already completed" in resumed.stderr
+        else:
+            assert resumed.exit_code == code, resumed.output
+            assert json.loads(out.read_text()) == expected
+        assert after.summary == expected
+        check_log(store.events(run.run_id))
+    finally:
+        store.close()

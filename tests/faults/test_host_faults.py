@@ -114,6 +114,10 @@ def test_a_killed_host_resumes_the_run_to_the_uninterrupted_summary(
     when: str,
     mode: str,
 ) -> None:
+    arm = tmp_path / "armed"
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(PLANT), *sys.path]))
+    monkeypatch.setenv("OPENWOP_EVAL_TEST_FAULT", f"{when}:{mode}")
+    monkeypatch.setenv("OPENWOP_EVAL_TEST_FAULT_ARM", str(arm))
     host, gate = _started(tmp_path, database)
     try:
         recorded = _recorded(host)
@@ -122,16 +126,13 @@ def test_a_killed_host_resumes_the_run_to_the_uninterrupted_summary(
         assert clean is not None
         expected = _summary(host, clean)
         assert expected["passed"] is (source == "suite")
-        host.stop()
 
-        path = os.pathsep.join([str(PLANT), *sys.path])
-        monkeypatch.setenv("PYTHONPATH", path)
-        monkeypatch.setenv("OPENWOP_EVAL_TEST_FAULT", f"{when}:{mode}")
-        host = Host(host.config, database, gate, host.port).start()
+        arm.touch()  # from here on, the planted fault counts commits
         _create(host, "test.faults.y", **body)
         assert host.process is not None
         assert host.process.wait(30) == -9  # the planted fault killed it
         monkeypatch.delenv("OPENWOP_EVAL_TEST_FAULT")
+        monkeypatch.delenv("OPENWOP_EVAL_TEST_FAULT_ARM")
 
         host = Host(host.config, database, gate, host.port).start()
         with _client(host) as c:

@@ -214,11 +214,14 @@ def _check_usage(
 
 
 def _store(err: Console, url: str | None) -> Store:
+    """The run store, closed when the command ends (its connections with it)."""
     try:
-        return Store(url)
+        store = Store(url)
     except StoreError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         sys.exit(EXIT_INCOMPLETE)
+    click.get_current_context().call_on_close(store.close)
+    return store
 
 
 def _run(err: Console, progress: RunProgress, coro: Coroutine[Any, Any, RunResult]) -> RunResult:

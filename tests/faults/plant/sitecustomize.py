@@ -1,60 +1,15 @@
-"""Plants a crash in the store of an openwop-eval process started with this folder on
-PYTHONPATH (Python imports ``sitecustomize`` at start-up).
-
-``OPENWOP_EVAL_TEST_FAULT`` = ``WHEN:MODE`` kills the process with SIGKILL — no cleanup, no
-flush, like a power cut — at one event commit:
-
-- WHEN: ``N`` (the N-th commit of events, counting from 1), or an event type (the first
-  commit that holds an event of that type, e.g. ``eval.completed``);
-- MODE: ``before`` (nothing of that commit is written), ``mid`` (inside its transaction,
-  after the events that precede its first ``eval.scored`` are inserted: a trial's events
-  without its score), or ``after`` (committed, but nothing after it ran: no status update,
-  no line in the events file, no reply to a client).
-"""
+"""Plants a crash (tests/faults/planting.py) in an openwop-eval process started with this
+folder on PYTHONPATH: Python imports ``sitecustomize`` at start-up.
+``OPENWOP_EVAL_TEST_FAULT`` = ``WHEN:MODE`` says where; with ``OPENWOP_EVAL_TEST_FAULT_ARM``
+set to a path, commits count only once that file exists."""
 
 from __future__ import annotations
 
 import os
-import signal
-from typing import Any
-
-
-def _kill() -> None:
-    os.kill(os.getpid(), signal.SIGKILL)
-
-
-def _plant(spec: str) -> None:
-    from openwop_eval.store import sql
-
-    when, _, mode = spec.partition(":")
-    original = sql.Store.append
-    seen = {"commits": 0}
-
-    def hit(docs: Any) -> bool:
-        if when.isdigit():
-            return seen["commits"] == int(when)
-        return any(d.get("type") == when for d in docs)
-
-    def append(self: Any, run_id: str, docs: Any, trials: Any = ()) -> None:
-        if docs:
-            seen["commits"] += 1
-        if not docs or not hit(docs):
-            original(self, run_id, docs, trials)
-            return
-        if mode == "before":
-            _kill()
-        if mode == "mid":
-            types = [d.get("type") for d in docs]
-            cut = types.index("eval.scored") if "eval.scored" in types else len(docs) // 2
-            with self.transaction() as tx:
-                sql._insert_events(tx, run_id, docs[:cut])
-                _kill()
-        original(self, run_id, docs, trials)
-        _kill()
-
-    sql.Store.append = append  # type: ignore[method-assign]
-
 
 _spec = os.environ.get("OPENWOP_EVAL_TEST_FAULT")
 if _spec:
-    _plant(_spec)
+    from tests.faults.planting import plant
+
+    _arm = os.environ.get("OPENWOP_EVAL_TEST_FAULT_ARM")
+    plant(_spec, (lambda: os.path.exists(_arm)) if _arm else (lambda: True))
