@@ -53,15 +53,16 @@ class Closed(BaseModel):
         return data
 
 
+def optional_fraction(alias: str, description: str) -> Any:
+    """A field holding an optional number from 0 to 1 (a score, a bar), absent by default."""
+    return Field(None, alias=alias, ge=0, le=1, description=description)
+
+
 class Thresholds(Closed):
     """The pass/fail bar of the suite."""
 
-    pass_score: float | None = Field(
-        None,
-        alias="passScore",
-        ge=0,
-        le=1,
-        description="Minimum gated score for a pass (0–1). Absent: 1.0 (fail closed).",
+    pass_score: float | None = optional_fraction(
+        "passScore", "Minimum gated score for a pass (0–1). Absent: 1.0 (fail closed)."
     )
     max_cost_usd: float | None = Field(
         None,

@@ -15,7 +15,14 @@ from pydantic import Field
 from . import names as n
 from .aggregate import SuiteGrade
 from .grading import TaskGrade
-from .suite import SUITE_ID_PATTERN, TASK_ID_PATTERN, VERSION_PATTERN, Closed, ModelClass
+from .suite import (
+    SUITE_ID_PATTERN,
+    TASK_ID_PATTERN,
+    VERSION_PATTERN,
+    Closed,
+    ModelClass,
+    optional_fraction,
+)
 
 
 class TrialStats(Closed):
@@ -43,12 +50,8 @@ class TaskSummary(Closed):
     task_id: str = Field(alias="taskId", pattern=TASK_ID_PATTERN)
     score: float = Field(ge=0, le=1, description="Task score: the mean of its trial scores.")
     passed: bool
-    gated_score: float | None = Field(
-        None,
-        alias="gatedScore",
-        ge=0,
-        le=1,
-        description="RFC 0246: the mean of trial gating scores.",
+    gated_score: float | None = optional_fraction(
+        "gatedScore", "RFC 0246: the mean of trial gating scores."
     )
     cost_usd: float | None = Field(None, alias="costUsd", ge=0)
     latency_ms: int | None = Field(None, alias="latencyMs", ge=0)
@@ -70,12 +73,8 @@ class EvalSummary(Closed):
     suite_version: str = Field(alias="suiteVersion", pattern=VERSION_PATTERN)
     evaluated_model_class: ModelClass | None = Field(None, alias="evaluatedModelClass")
     aggregate_score: float = Field(alias="aggregateScore", ge=0, le=1)
-    gated_aggregate_score: float | None = Field(
-        None,
-        alias="gatedAggregateScore",
-        ge=0,
-        le=1,
-        description="RFC 0246: the mean of task gatedScores.",
+    gated_aggregate_score: float | None = optional_fraction(
+        "gatedAggregateScore", "RFC 0246: the mean of task gatedScores."
     )
     passed: bool = Field(
         description="gatedAggregateScore ≥ passScore and the cost and p95 latency bars."

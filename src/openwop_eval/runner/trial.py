@@ -7,7 +7,7 @@ import asyncio
 import math
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..agents.base import Agent, AgentProtocolError, AgentReply, ToolMissError, TrialContext
@@ -25,7 +25,7 @@ from ..core import (
 from ..core.rubric import Judge
 from ..log.names import DECIDED, EVAL_SCORED, EXT, INVOCATION_COMPLETED, INVOCATION_STARTED
 from .events import Pending, new_id, pending
-from .tools import FixtureBook, LiveTool, RecordedCall, ToolBoundary
+from .tools import FixtureBook, LiveTool, ToolBoundary
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,7 @@ async def run_trial(setup: TrialSetup) -> TrialOutcome:
     )
     # Bounded, but CPU work: off the event loop, which a host shares with its requests.
     grade = await asyncio.to_thread(grade_trial, setup.plan, setup.task, record)
-    diagnostics["calls"] = [_call_diagnostics(c) for c in boundary.calls]
+    diagnostics["calls"] = [asdict(c) for c in boundary.calls]
     events = [started, *boundary.events, *_closing_events(setup, boundary, invoked, grade, record)]
     return TrialOutcome(record, grade, invocation_id, events, diagnostics)
 
@@ -136,17 +136,6 @@ async def _invoke(setup: TrialSetup, boundary: ToolBoundary) -> _Invoked:
     elapsed_ms = (time.monotonic() - started) * 1000
     reported = reply.latency_ms if reply is not None else None
     return _Invoked(reply, error, error_kind, round(elapsed_ms if reported is None else reported))
-
-
-def _call_diagnostics(call: RecordedCall) -> dict[str, Any]:
-    return {
-        "tool": call.tool,
-        "args": call.args,
-        "missed": call.missed,
-        "status": call.status,
-        "result": call.result,
-        "error": call.error,
-    }
 
 
 def _closing_events(

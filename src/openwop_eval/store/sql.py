@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import asdict
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -243,18 +244,5 @@ _LIGHT = tuple(c for c in runs.c if c.name not in _DOCUMENTS)
 
 
 def _row(run: RunRecord) -> dict[str, Any]:
-    return {
-        "run_id": run.run_id,
-        "tenant": run.tenant,
-        "mode": run.mode,
-        "status": run.status,
-        "suite_id": run.suite_id,
-        "suite_version": run.suite_version,
-        "agent_spec": run.agent_spec,
-        "agent_id": run.agent_id,
-        "suite_doc": run.suite_doc,
-        "options": run.options,
-        "summary": run.summary,
-        "error": run.error,
-        "fixture_source": run.fixture_source,
-    }
+    """The run's columns; the store stamps ``created_at`` and ``updated_at`` itself."""
+    return {k: v for k, v in asdict(run).items() if k not in ("created_at", "updated_at")}
