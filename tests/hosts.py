@@ -113,28 +113,32 @@ class Host:
         (self.gate_dir / "release").touch()
 
 
+GATED_SUITE: dict[str, Any] = {
+    "suiteId": "test.acme.evals.gated",
+    "version": "1.0.0",
+    "modes": ["golden"],
+    "thresholds": {"passScore": 1},
+    "trials": {"count": 4, "passRule": "mean"},
+    "tasks": [
+        {
+            "taskId": "hold",
+            "input": {"hold_from": 2},
+            "expected": {
+                "kind": "golden",
+                "match": {"strategy": "exact", "value": "ok"},
+                "trajectory": {"steps": [{"tool": "crm:lookup"}]},
+            },
+            "fixtures": {"toolResponses": [{"tool": "crm:lookup", "response": {}}]},
+        }
+    ],
+}
+"""Four trials of one task; with the gated agent at concurrency 1, trials 0 and 1 finish and
+trial 2 waits for the test's release (so a run can be caught mid-way)."""
+
+
 def write_config(tmp: Path) -> Path:
-    suite = {
-        "suiteId": "test.acme.evals.gated",
-        "version": "1.0.0",
-        "modes": ["golden"],
-        "thresholds": {"passScore": 1},
-        "trials": {"count": 4, "passRule": "mean"},
-        "tasks": [
-            {
-                "taskId": "hold",
-                "input": {"hold_from": 2},
-                "expected": {
-                    "kind": "golden",
-                    "match": {"strategy": "exact", "value": "ok"},
-                    "trajectory": {"steps": [{"tool": "crm:lookup"}]},
-                },
-                "fixtures": {"toolResponses": [{"tool": "crm:lookup", "response": {}}]},
-            }
-        ],
-    }
     (tmp / "suites").mkdir()
-    (tmp / "suites" / "gated.json").write_text(json.dumps(suite))
+    (tmp / "suites" / "gated.json").write_text(json.dumps(GATED_SUITE))
     (tmp / "gated_agent.py").write_text(GATED_AGENT)
     example = EXAMPLE.resolve()
     config = f'''

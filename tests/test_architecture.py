@@ -88,6 +88,7 @@ LAYERS: dict[str, set[str]] = {
     "agents": {"runner", "server", "cli", "conformance"},
     "judges": {"runner", "server", "cli", "conformance"},
     "conformance": {"runner", "server", "cli"},
+    "traces": {"runner", "store", "server", "cli", "judges", "conformance"},
 }
 """Per layer of the package, the layers it must never import."""
 

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -22,6 +20,7 @@ from openwop_eval.judges import (
     parse_verdicts,
     resolve_judge,
 )
+from tests.fakes.openai_server import FakeEndpoint, Reply, completion, serve
 
 API_KEY = "sk-test-0123456789abcdef"
 REQUEST = JudgeRequest(
@@ -40,98 +39,10 @@ GOOD = {
 GOOD_VERDICTS = [CriterionVerdict(1.0, "says 30 days"), CriterionVerdict(0.5, None)]
 
 
-@dataclass
-class Reply:
-    status: int = 200
-    body: str = ""
-    headers: dict[str, str] = field(default_factory=dict)
-    drop: bool = False
-    """Close the connection without answering."""
-    hang: bool = False
-    """Answer nothing until the test ends (the client must time out)."""
-
-
-def completion(content: Any, usage: dict[str, int] | None = None) -> Reply:
-    text = content if isinstance(content, str) else json.dumps(content)
-    body: dict[str, Any] = {
-        "id": "chatcmpl-1",
-        "model": "judge-model-2024",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}}],
-    }
-    if usage is not None:
-        body["usage"] = usage
-    return Reply(body=json.dumps(body))
-
-
-@dataclass
-class Seen:
-    path: str
-    headers: dict[str, str]
-    body: dict[str, Any]
-
-
-class FakeEndpoint:
-    """Answers each POST with the next scripted reply and keeps what it was sent."""
-
-    def __init__(self) -> None:
-        self.replies: list[Reply] = []
-        self.requests: list[Seen] = []
-        self.release = threading.Event()
-        self.lock = threading.Lock()
-        self.url = ""
-
-    def script(self, *replies: Reply) -> None:
-        self.replies.extend(replies)
-
-    def take(self, seen: Seen) -> Reply:
-        with self.lock:
-            self.requests.append(seen)
-            if not self.replies:
-                return Reply(418, "no scripted reply left")
-            return self.replies.pop(0)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    endpoint: FakeEndpoint
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length", "0"))
-        body = json.loads(self.rfile.read(length))
-        seen = Seen(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
-        reply = self.endpoint.take(seen)
-        if reply.hang:
-            self.endpoint.release.wait(10)
-        if reply.drop or reply.hang:
-            self.close_connection = True
-            return
-        data = reply.body.encode()
-        self.send_response(reply.status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        for name, value in reply.headers.items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass  # keep test output clean
-
-
 @pytest.fixture
 def endpoint() -> Iterator[FakeEndpoint]:
-    fake = FakeEndpoint()
-    handler = type("Handler", (_Handler,), {"endpoint": fake})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
-    thread.start()
-    fake.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    try:
+    with serve() as fake:
         yield fake
-    finally:
-        fake.release.set()
-        server.shutdown()
-        server.server_close()
-        thread.join()
 
 
 @dataclass

@@ -1,4 +1,5 @@
-"""Agents under evaluation: a Python callable, a scripted agent file, or a subprocess."""
+"""Agents under evaluation: a Python callable, a scripted agent file, a subprocess, or a model
+behind an OpenAI-compatible endpoint."""
 
 from .base import (
     Agent,
@@ -11,7 +12,9 @@ from .base import (
     ToolMissError,
     TrialContext,
 )
+from .openai_agent import OpenAIAgent, OpenAIAgentError, OpenAIAgentOptions
 from .resolve import absolute_spec, resolve_agent
+from .tool_catalog import Price, ToolCatalog, ToolSpec, function_name, parse_price
 
 __all__ = [
     "Agent",
@@ -19,10 +22,18 @@ __all__ = [
     "AgentReply",
     "AgentSpecError",
     "AsyncTools",
+    "OpenAIAgent",
+    "OpenAIAgentError",
+    "OpenAIAgentOptions",
+    "Price",
     "SyncTools",
     "ToolCallError",
+    "ToolCatalog",
     "ToolMissError",
+    "ToolSpec",
     "TrialContext",
     "absolute_spec",
+    "function_name",
+    "parse_price",
     "resolve_agent",
 ]

@@ -7,6 +7,7 @@ served from fixtures or live tools, and counted in the trajectory — whatever t
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -41,6 +42,17 @@ class AgentReply:
     output: JSON
     cost_usd: float | None = None
     latency_ms: float | None = None
+    transcript: JSON = None
+    """What the agent exchanged with a model (messages sent and received), a JSON value: it
+    goes to the trial's diagnostics in the local report, never into ``eval.*`` events. An
+    exception the agent raises may carry one too, as its ``transcript`` attribute."""
+
+    def __post_init__(self) -> None:
+        if self.transcript is not None:  # the store keeps it as JSON: refuse anything else now
+            try:
+                json.dumps(self.transcript, allow_nan=False)
+            except (TypeError, ValueError) as exc:
+                raise AgentProtocolError(f"the transcript is not JSON: {exc}") from None
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,14 +6,28 @@ from pathlib import Path
 
 from .base import Agent, AgentSpecError
 from .command import CommandAgent
+from .openai_agent import OpenAIAgent, OpenAIAgentOptions
 from .python import PythonAgent, load_callable
 from .scripted import ScriptedAgent
 
 
-def resolve_agent(spec: str, *, agent_id: str | None = None, threads: int = 32) -> Agent:
-    """``scripted:PATH``, ``cmd:COMMAND``, ``package.module:function`` or ``file.py:function``."""
+def resolve_agent(
+    spec: str,
+    *,
+    agent_id: str | None = None,
+    threads: int = 32,
+    openai: OpenAIAgentOptions | None = None,
+) -> Agent:
+    """``scripted:PATH``, ``cmd:COMMAND``, ``openai:MODEL`` (with ``openai``'s endpoint, tool
+    catalog and prices), ``package.module:function`` or ``file.py:function``."""
     agent: Agent
-    if spec.startswith("scripted:"):
+    if openai is not None and not spec.startswith("openai:"):
+        raise AgentSpecError(
+            "the endpoint, API key, tool catalog and prices are for an openai:MODEL agent only"
+        )
+    if spec.startswith("openai:"):
+        agent = OpenAIAgent.from_options(spec.removeprefix("openai:"), openai)
+    elif spec.startswith("scripted:"):
         agent = ScriptedAgent.from_file(spec.removeprefix("scripted:"))
     elif spec.startswith("cmd:"):
         command = spec.removeprefix("cmd:").strip()
@@ -31,9 +45,11 @@ def absolute_spec(spec: str, base: Path | None = None) -> str:
     """The spec with its file paths made absolute (against ``base``, else the working
     directory), so it means the same from anywhere: ``scripted:PATH`` and ``file.py:fn``."""
     root = base or Path.cwd()
+    if spec.startswith(("openai:", "cmd:")):
+        return spec  # a model name and a shell command are not paths
     if spec.startswith("scripted:"):
         return "scripted:" + str((root / spec.removeprefix("scripted:")).resolve())
     target, sep, attribute = spec.rpartition(":")
-    if sep and target.endswith(".py") and not spec.startswith("cmd:"):
+    if sep and target.endswith(".py"):
         return f"{(root / target).resolve()}:{attribute}"
     return spec

@@ -11,11 +11,13 @@ agent's, so fixtures, misses and trajectories apply to it exactly as to a real a
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic import Field, ValidationError
 
+from ..core import JSON
 from ..core.problems import Problem
 from ..core.suite import Closed
 from ..documents import read_document
@@ -80,11 +82,24 @@ class ScriptedAgent:
                 f"the script has no entry for task {context.task_id!r} and no default"
             )
         entry = entries[context.trial % len(entries)]
-        for call in entry.tool_calls:
-            try:
-                await port.call(call.tool, call.args)
-            except (ToolMissError, ToolCallError):
-                continue  # a script replays every call, whatever the tools answered
-        if entry.error is not None:
-            raise ScriptedError(entry.error)
-        return AgentReply(entry.output, entry.cost_usd, entry.latency_ms)
+        reply = AgentReply(entry.output, entry.cost_usd, entry.latency_ms)
+        calls = [(call.tool, call.args) for call in entry.tool_calls]
+        return await replay(port, calls, reply, entry.error)
+
+
+async def replay(
+    port: ToolPort,
+    calls: Iterable[tuple[str, Mapping[str, JSON]]],
+    reply: AgentReply,
+    error: str | None = None,
+) -> AgentReply:
+    """Make ``calls`` in order through the tool boundary, then answer ``reply`` — or raise
+    ``error``: the one replay of the scripted agent and of recorded traces."""
+    for tool, args in calls:
+        try:
+            await port.call(tool, args)
+        except (ToolMissError, ToolCallError):
+            continue  # a replay makes every call, whatever the tools answered
+    if error is not None:
+        raise ScriptedError(error)
+    return reply

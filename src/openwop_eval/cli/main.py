@@ -18,6 +18,7 @@ from ..core import Problem, SuiteError
 from ..suitefile import load_suite
 from .codes import EXIT_INVALID
 from .conformance_cmd import conformance
+from .grade_cmd import grade
 from .render import plain, print_problems
 from .run_cmd import run
 from .serve_cmd import serve
@@ -69,6 +70,7 @@ def _dump(source: str, valid: bool, problems: Sequence[Problem]) -> None:
 
 
 main.add_command(run)
+main.add_command(grade)
 main.add_command(verify)
 main.add_command(serve)
 main.add_command(conformance)

@@ -16,7 +16,14 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from ..agents import Agent, AgentSpecError, absolute_spec, resolve_agent
+from ..agents import (
+    Agent,
+    AgentSpecError,
+    OpenAIAgentOptions,
+    absolute_spec,
+    parse_price,
+    resolve_agent,
+)
 from ..core import SuiteError
 from ..core.rubric import Judge
 from ..judges import resolve_judge
@@ -39,7 +46,26 @@ from .render import print_problems, print_run_table
     "--agent",
     "agent_spec",
     metavar="AGENT",
-    help="module:function, file.py:function, scripted:PATH or cmd:COMMAND.",
+    help="module:function, file.py:function, scripted:PATH, cmd:COMMAND or openai:MODEL.",
+)
+@click.option(
+    "--agent-base-url",
+    metavar="URL",
+    help="Base URL of the OpenAI-compatible endpoint of an openai:MODEL agent"
+    " (default: $OPENAI_BASE_URL).",
+)
+@click.option("--agent-api-key", metavar="KEY", help="Its API key (default: $OPENAI_API_KEY).")
+@click.option(
+    "--tool-catalog",
+    type=click.Path(dir_okay=False),
+    help="For openai:MODEL: tool definitions, prices and system prompt (JSON or YAML).",
+)
+@click.option(
+    "--price",
+    "prices",
+    multiple=True,
+    metavar="MODEL=IN/OUT",
+    help="For openai:MODEL: USD per million input/output tokens, for costUsd; repeatable.",
 )
 @click.option("--out", type=click.Path(dir_okay=False), help="Write the EvalSummary (JSON).")
 @click.option("--events", type=click.Path(dir_okay=False), help="Write the event log (JSON lines).")
@@ -95,6 +121,10 @@ from .render import print_problems, print_run_table
 def run(
     suite: str | None,
     agent_spec: str | None,
+    agent_base_url: str | None,
+    agent_api_key: str | None,
+    tool_catalog: str | None,
+    prices: tuple[str, ...],
     out: str | None,
     events: str | None,
     report: str | None,
@@ -119,15 +149,16 @@ def run(
     _check_usage(err, suite, agent_spec, resume_id, fixtures_from, live_shadow)
     options = RunOptions(concurrency=concurrency, timeout_s=timeout_s, live_shadow=live_shadow)
     store = _store(err, store_url)
+    endpoint = _AgentEndpoint(agent_base_url, agent_api_key, tool_catalog, prices)
     try:
+        loaded = load_suite(suite) if suite else None
+        live = load_live_tools(tools_spec) if tools_spec else None
         wiring = _Wiring(
-            load_suite(suite) if suite else None,
-            resolve_agent(agent_spec, agent_id=agent_id, threads=concurrency)
-            if agent_spec
-            else None,
+            loaded,
+            _agent(agent_spec, agent_id, concurrency, live, endpoint),
             absolute_spec(agent_spec or ""),
             resolve_judge(judge_spec, base_url=judge_base_url, api_key=judge_api_key),
-            load_live_tools(tools_spec) if tools_spec else None,
+            live,
         )
         recording = _recording(fixtures_from, wiring.task_ids)
     except SuiteError as exc:
@@ -161,6 +192,43 @@ class _Wiring:
     @property
     def task_ids(self) -> list[str] | None:
         return [t.task_id for t in self.loaded.suite.tasks] if self.loaded else None
+
+
+@dataclass(frozen=True)
+class _AgentEndpoint:
+    """The ``run`` flags of an ``openai:MODEL`` agent."""
+
+    base_url: str | None
+    api_key: str | None
+    tool_catalog: str | None
+    prices: tuple[str, ...]
+
+    @property
+    def given(self) -> bool:
+        return any((self.base_url, self.api_key, self.tool_catalog, self.prices))
+
+    def options(self, live: dict[str, LiveTool] | None) -> OpenAIAgentOptions:
+        prices = dict(parse_price(p) for p in self.prices)
+        return OpenAIAgentOptions(self.base_url, self.api_key, self.tool_catalog, prices, live)
+
+
+def _agent(
+    spec: str | None,
+    agent_id: str | None,
+    threads: int,
+    live: dict[str, LiveTool] | None,
+    endpoint: _AgentEndpoint,
+) -> Agent | None:
+    """The ``--agent``, if given; the endpoint flags go to an ``openai:MODEL`` agent only."""
+    if spec is None:
+        if endpoint.given:
+            raise AgentSpecError(
+                "--agent-base-url, --agent-api-key, --tool-catalog and --price need"
+                " --agent openai:MODEL"
+            )
+        return None
+    openai = endpoint.options(live) if spec.startswith("openai:") or endpoint.given else None
+    return resolve_agent(spec, agent_id=agent_id, threads=threads, openai=openai)
 
 
 def _start(

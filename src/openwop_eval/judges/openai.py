@@ -11,18 +11,19 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 import httpx
 
+from ..chat import DEFAULT_BASE_URL, Backoff, ChatEndpoint, Sleep, env_value
 from ..core.canonical import JSON
 from ..core.rubric import CriterionVerdict, JudgeRequest
 from .errors import JudgeAttemptsError, JudgeHTTPError, JudgeSpecError
 from .prompt import build_messages, corrective_message, parse_verdicts
 
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
+__all__ = ["DEFAULT_BASE_URL", "JudgeAttempt", "JudgeRecord", "OpenAIJudge"]
 Message: TypeAlias = dict[str, str]
 
 
@@ -86,14 +87,6 @@ class _Outcome:
     """Seconds the server asked us to wait (Retry-After) before trying again."""
 
 
-def _env(environ: Mapping[str, str], *names: str) -> str | None:
-    for name in names:
-        value = environ.get(name, "").strip()
-        if value:
-            return value
-    return None
-
-
 class OpenAIJudge:
     """Judges rubric trials with a chat model; see ``docs/judges.md``."""
 
@@ -109,7 +102,7 @@ class OpenAIJudge:
         max_backoff: float = 30.0,
         json_mode: bool = True,
         client: httpx.AsyncClient | None = None,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        sleep: Sleep = asyncio.sleep,
     ) -> None:
         if not model.strip():
             raise JudgeSpecError("the judge needs a model name")
@@ -118,16 +111,14 @@ class OpenAIJudge:
                 "max_attempts must be ≥ 1, timeout > 0, backoff_base and max_backoff ≥ 0"
             )
         self.model = model
-        self.base_url = base_url.rstrip("/")
-        self.timeout = timeout
         self.max_attempts = max_attempts
-        self.backoff_base = backoff_base
-        self.max_backoff = max_backoff
         self.json_mode = json_mode
-        self._api_key = api_key or None
-        self._client = client
-        self._owns_client = client is None
-        self._sleep = sleep
+        self._endpoint = ChatEndpoint(base_url, api_key, timeout=timeout, client=client)
+        self._backoff = Backoff(backoff_base, max_backoff, sleep)
+
+    @property
+    def base_url(self) -> str:
+        return self._endpoint.base_url
 
     @classmethod
     def from_env(
@@ -143,7 +134,7 @@ class OpenAIJudge:
     ) -> OpenAIJudge:
         """Arguments first, then ``OPENWOP_EVAL_JUDGE_*``, then the ``OPENAI_*`` variables."""
         env = os.environ if environ is None else environ
-        model = model or _env(env, "OPENWOP_EVAL_JUDGE_MODEL")
+        model = model or env_value(env, "OPENWOP_EVAL_JUDGE_MODEL")
         if not model:
             raise JudgeSpecError(
                 "no judge model: give one (openai:MODEL) or set OPENWOP_EVAL_JUDGE_MODEL"
@@ -151,9 +142,9 @@ class OpenAIJudge:
         return cls(
             model,
             base_url=base_url
-            or _env(env, "OPENWOP_EVAL_JUDGE_BASE_URL", "OPENAI_BASE_URL")
+            or env_value(env, "OPENWOP_EVAL_JUDGE_BASE_URL", "OPENAI_BASE_URL")
             or DEFAULT_BASE_URL,
-            api_key=api_key or _env(env, "OPENWOP_EVAL_JUDGE_API_KEY", "OPENAI_API_KEY"),
+            api_key=api_key or env_value(env, "OPENWOP_EVAL_JUDGE_API_KEY", "OPENAI_API_KEY"),
             timeout=timeout,
             max_attempts=max_attempts,
             json_mode=json_mode,
@@ -191,7 +182,7 @@ class OpenAIJudge:
             if outcome.kind == "refused":  # retrying would not help: stop, keeping the exchange
                 status = attempt.status or 0
                 raise JudgeHTTPError(
-                    f"POST {self.base_url}/chat/completions answered HTTP {status}: "
+                    f"POST {self._endpoint.url} answered HTTP {status}: "
                     f"{attempt.reply or '(empty body)'}",
                     status,
                     record(),
@@ -206,8 +197,7 @@ class OpenAIJudge:
                 ]
             else:
                 throttled += 1
-                delay = self.backoff_base * 2 ** (throttled - 1)
-                await self._sleep(min(self.max_backoff, max(delay, outcome.wait)))
+                await self._backoff.pause(throttled, outcome.wait)
         listed = "\n".join(f"  {f}" for f in failures)
         raise JudgeAttemptsError(
             f"the judge gave no usable verdicts for task {request.task_id!r} trial "
@@ -223,75 +213,33 @@ class OpenAIJudge:
         }
         if self.json_mode:
             payload["response_format"] = {"type": "json_object"}
-        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
-        try:
-            response = await self._http().post(
-                f"{self.base_url}/chat/completions",
-                json=payload,
-                headers=headers,
-                timeout=self.timeout,
-            )
-        except httpx.HTTPError as exc:
-            error = self._redact(f"transport error: {type(exc).__name__}: {exc}")
-            return _Outcome(JudgeAttempt(messages, error=error), "transient")
-        status = response.status_code
-        excerpt = self._excerpt(response.text)
-        if status in (408, 429) or status >= 500:
-            attempt = JudgeAttempt(messages, excerpt, f"HTTP {status}: {excerpt}", status)
-            return _Outcome(attempt, "transient", wait=_retry_after(response))
-        if not 200 <= status < 300:
-            return _Outcome(JudgeAttempt(messages, excerpt, f"HTTP {status}", status), "refused")
-        try:
-            body = response.json()
-            content = body["choices"][0]["message"]["content"]
-        except (ValueError, LookupError, TypeError):
-            error = f"the response is not a chat completion: {excerpt}"
-            return _Outcome(JudgeAttempt(messages, excerpt, error, status), "transient")
-        model = body.get("model") if isinstance(body.get("model"), str) else None
-        usage = body.get("usage") if isinstance(body.get("usage"), dict) else None
+        result = await self._endpoint.post(payload)
+        status, excerpt = result.status, result.excerpt or None
+        if result.kind != "ok":
+            attempt = JudgeAttempt(messages, excerpt, result.error, status)
+            kind: Literal["transient", "refused"] = result.kind
+            return _Outcome(attempt, kind, wait=result.wait)
+        model, usage, content = result.model, result.usage, result.message.get("content")
         if not isinstance(content, str):  # e.g. a refusal, or only tool calls
             error = "the reply had no text content"
             attempt = JudgeAttempt(messages, None, error, status, model, usage)
             return _Outcome(attempt, "malformed", reasons=(error,))
         verdicts, reasons = parse_verdicts(content, count)
-        reply = self._redact(content)
+        reply = self._endpoint.redact(content)
         if not reasons:
             attempt = JudgeAttempt(messages, reply, None, status, model, usage)
             return _Outcome(attempt, "ok", tuple(verdicts))
         attempt = JudgeAttempt(
-            messages, reply, self._redact("; ".join(reasons)), status, model, usage
+            messages, reply, self._endpoint.redact("; ".join(reasons)), status, model, usage
         )
         return _Outcome(attempt, "malformed", reasons=tuple(reasons))
 
-    def _http(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout))
-            self._owns_client = True
-        return self._client
-
-    def _redact(self, text: str) -> str:
-        return text.replace(self._api_key, "[redacted]") if self._api_key else text
-
-    def _excerpt(self, text: str, limit: int = 300) -> str:
-        text = " ".join(text.split())
-        return self._redact(text if len(text) <= limit else text[:limit] + "…")
-
     async def aclose(self) -> None:
         """Close the HTTP client if this judge created it (an injected one is left open)."""
-        if self._client is not None and self._owns_client:
-            await self._client.aclose()
-            self._client = None
+        await self._endpoint.aclose()
 
     async def __aenter__(self) -> OpenAIJudge:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
-
-
-def _retry_after(response: httpx.Response) -> float:
-    """The server's requested wait in seconds, when it gave one as a number."""
-    try:
-        return max(0.0, float(response.headers.get("retry-after", "0")))
-    except ValueError:
-        return 0.0

@@ -57,6 +57,8 @@ class _Invoked:
     error: str | None
     error_kind: str | None
     latency_ms: int
+    transcript: Any = None
+    """What the agent exchanged with a model: its reply's, or its exception's."""
 
 
 async def run_trial(setup: TrialSetup) -> TrialOutcome:
@@ -79,6 +81,8 @@ async def run_trial(setup: TrialSetup) -> TrialOutcome:
         "errorKind": invoked.error_kind,
         "latencyMs": invoked.latency_ms,
     }
+    if invoked.transcript is not None:
+        diagnostics["transcript"] = invoked.transcript
     verdicts = None
     if invoked.error is None and reply is not None and task.expected.rubric is not None:
         verdicts = await _judge(setup, reply, diagnostics)
@@ -116,7 +120,7 @@ async def _invoke(setup: TrialSetup, boundary: ToolBoundary) -> _Invoked:
     task = setup.task.task
     memory = tuple(task.fixtures.memory_seed or ()) if task.fixtures else ()
     context = TrialContext(task.task_id, setup.trial, task.input, memory, boundary.tool_names)
-    reply, error, error_kind = None, None, None
+    reply, error, error_kind, transcript = None, None, None, None
     started = time.monotonic()
     try:
         reply = await asyncio.wait_for(setup.agent.run(context, boundary), setup.timeout_s)
@@ -130,12 +134,13 @@ async def _invoke(setup: TrialSetup, boundary: ToolBoundary) -> _Invoked:
         reply = None  # what it returned is not a reply the run can record
     except Exception as exc:  # any failure of the agent is that trial's error, not the run's
         error, error_kind = f"{type(exc).__name__}: {exc}", "exception"
-        reply = None
+        reply, transcript = None, getattr(exc, "transcript", None)
     finally:
         boundary.closed = True
     elapsed_ms = (time.monotonic() - started) * 1000
     reported = reply.latency_ms if reply is not None else None
-    return _Invoked(reply, error, error_kind, round(elapsed_ms if reported is None else reported))
+    latency_ms = round(elapsed_ms if reported is None else reported)
+    return _Invoked(reply, error, error_kind, latency_ms, reply.transcript if reply else transcript)
 
 
 def _closing_events(

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..agents import Agent, absolute_spec, resolve_agent
+from ..agents import Agent, OpenAIAgentOptions, absolute_spec, resolve_agent
 from ..core import SuiteError
 from ..judges import resolve_judge
 from ..runner.tools import LiveTool, load_live_tools
@@ -86,10 +87,22 @@ class Catalog:
     def _agent(self, agent_id: str, config: AgentConfig) -> HostAgent:
         base = Path(self.config.base_dir)
         spec = absolute_spec(config.agent, base)
-        agent = resolve_agent(spec, agent_id=agent_id, threads=config.concurrency)
         live = load_live_tools(str(self.config.path(config.tools))) if config.tools else None
+        openai = self._openai(config, live) if spec.startswith("openai:") else None
+        agent = resolve_agent(spec, agent_id=agent_id, threads=config.concurrency, openai=openai)
         judge = resolve_judge(absolute_spec(config.judge, base)) if config.judge else None
         return HostAgent(agent_id, config, agent, live, judge)
+
+    def _openai(self, config: AgentConfig, live: dict[str, LiveTool] | None) -> OpenAIAgentOptions:
+        """An ``openai:MODEL`` agent's endpoint and catalog; its key is read from the named
+        environment variable, so the configuration file never holds it."""
+        api_key = None
+        if config.api_key_env:
+            api_key = os.environ.get(config.api_key_env, "").strip()
+            if not api_key:
+                raise ValueError(f"api_key_env: ${config.api_key_env} is not set")
+        catalog = str(self.config.path(config.tool_catalog)) if config.tool_catalog else None
+        return OpenAIAgentOptions(config.base_url, api_key, catalog, live_tools=live)
 
     def suite(self, ref: str) -> CatalogSuite | None:
         """``suiteId@version``, or ``suiteId`` alone for its highest configured version."""

@@ -11,6 +11,12 @@
     concurrency = 8
     timeout_s = 300
 
+    [agents."acme.support-model"]               # a model behind an OpenAI-compatible API
+    agent = "openai:gpt-4o-mini"
+    base_url = "http://localhost:11434/v1"      # default: $OPENAI_BASE_URL, else OpenAI
+    api_key_env = "SUPPORT_MODEL_KEY"           # the variable holding the key, never the key
+    tool_catalog = "agents/tools.yaml"          # tool definitions, prices, system prompt
+
     [deployment]                                # the gate on promotions
     required_eval = true
     gated_states = ["active"]
@@ -69,6 +75,19 @@ class AgentConfig(_Strict):
         "reasoning", "writing", "coding", "research", "classification", "general"
     ] = "general"
     description: str | None = None
+    base_url: str | None = None
+    """``openai:MODEL`` only: the endpoint (default ``$OPENAI_BASE_URL``, else OpenAI)."""
+    api_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    """``openai:MODEL`` only: the environment variable that holds the API key."""
+    tool_catalog: str | None = None
+    """``openai:MODEL`` only: the tool catalog file."""
+
+    @model_validator(mode="after")
+    def _openai_only(self) -> AgentConfig:
+        given = [k for k in ("base_url", "api_key_env", "tool_catalog") if getattr(self, k)]
+        if given and not self.agent.startswith("openai:"):
+            raise ValueError(f"{', '.join(given)}: for an openai:MODEL agent only")
+        return self
 
 
 class DeploymentPolicy(_Strict):

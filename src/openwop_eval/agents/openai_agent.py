@@ -1,0 +1,267 @@
+"""``openai:MODEL``: the model under test behind any OpenAI-compatible chat-completions
+endpoint (OpenAI, vLLM, Ollama, llama.cpp server, a LiteLLM proxy), in the standard tool loop.
+
+The task input becomes the messages, the tools are offered as functions, every tool call the
+model makes goes through the runner's tool boundary — fixtures, misses and trajectories apply
+exactly as to any agent — and its result goes back as a ``tool`` message, until the model
+answers without tool calls: that answer's text is the output. See ``docs/openai-agent.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from ..chat import DEFAULT_BASE_URL, Backoff, ChatEndpoint, env_value
+from ..core import JSON
+from .base import (
+    AgentReply,
+    AgentSpecError,
+    ToolCallError,
+    ToolMissError,
+    ToolPort,
+    TrialContext,
+)
+from .openai_messages import (
+    Message,
+    ModelReplyError,
+    ToolRequest,
+    Transcript,
+    first_messages,
+    parse_arguments,
+    read_reply,
+)
+from .tool_catalog import (
+    PERMISSIVE,
+    Price,
+    ToolCatalog,
+    ToolSpec,
+    decode_function_name,
+    function_name,
+    live_declarations,
+)
+
+DEFAULT_MAX_TURNS = 32
+"""Model turns (completions) a trial may take before it errors."""
+DEFAULT_MAX_ATTEMPTS = 4
+"""Attempts per turn: a 408, 429, 5xx, transport error or non-completion is retried."""
+DEFAULT_TIMEOUT_S = 120.0
+"""Seconds one request may take (the trial's own ``--timeout`` bounds the whole loop)."""
+
+
+class OpenAIAgentError(RuntimeError):
+    """The trial errors: the endpoint refused or kept failing, the model's reply was not
+    usable, or the step cap was reached. ``transcript`` is what was exchanged until then."""
+
+    def __init__(self, message: str, transcript: JSON = None) -> None:
+        super().__init__(message)
+        self.transcript = transcript
+
+
+@dataclass(frozen=True)
+class OpenAIAgentOptions:
+    """What ``run`` flags (or a host's agent config) give an ``openai:MODEL`` agent; the
+    environment fills what they leave out (``OPENAI_BASE_URL``, ``OPENAI_API_KEY``)."""
+
+    base_url: str | None = None
+    api_key: str | None = None
+    tool_catalog: str | None = None
+    """A tool catalog file (see :mod:`.tool_catalog`)."""
+    prices: Mapping[str, Price] = field(default_factory=dict)
+    """Per model, over the catalog's ``models``."""
+    live_tools: Mapping[str, Callable[..., Any]] | None = None
+    """Live tools, whose own declarations (``parameters``, docstring) describe them."""
+
+
+class OpenAIAgent:
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str = DEFAULT_BASE_URL,
+        api_key: str | None = None,
+        catalog: ToolCatalog | None = None,
+        declarations: Mapping[str, ToolSpec] | None = None,
+        prices: Mapping[str, Price] | None = None,
+        max_turns: int | None = None,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        backoff: Backoff | None = None,
+        client: httpx.AsyncClient | None = None,
+        agent_id: str | None = None,
+    ) -> None:
+        if not model.strip():
+            raise AgentSpecError("openai: needs a model, e.g. openai:gpt-4o-mini")
+        self.catalog = catalog or ToolCatalog.empty()
+        turns = max_turns or self.catalog.max_turns or DEFAULT_MAX_TURNS
+        if turns < 1 or max_attempts < 1 or timeout <= 0:
+            raise AgentSpecError("max_turns and max_attempts must be ≥ 1, timeout > 0")
+        self.model = model
+        self.agent_id = agent_id or f"openai:{model}"
+        self.base_url = base_url.rstrip("/")
+        self.max_turns = turns
+        self.max_attempts = max_attempts
+        self.timeout = timeout
+        self.backoff = backoff or Backoff()
+        self.declarations = dict(declarations or {})
+        self.price = {**self.catalog.prices, **(prices or {})}.get(model)
+        self._api_key = api_key or None
+        self._client = client
+
+    @classmethod
+    def from_options(
+        cls,
+        model: str,
+        options: OpenAIAgentOptions | None = None,
+        *,
+        environ: Mapping[str, str] | None = None,
+    ) -> OpenAIAgent:
+        """The flags first, then ``OPENAI_BASE_URL`` and ``OPENAI_API_KEY``."""
+        options = options or OpenAIAgentOptions()
+        env = os.environ if environ is None else environ
+        catalog = ToolCatalog.from_file(options.tool_catalog) if options.tool_catalog else None
+        live = live_declarations(options.live_tools) if options.live_tools else None
+        return cls(
+            model.strip(),
+            base_url=options.base_url or env_value(env, "OPENAI_BASE_URL") or DEFAULT_BASE_URL,
+            api_key=options.api_key or env_value(env, "OPENAI_API_KEY"),
+            catalog=catalog,
+            declarations=live,
+            prices=options.prices,
+        )
+
+    def __repr__(self) -> str:  # never shows the key
+        return f"OpenAIAgent(model={self.model!r}, base_url={self.base_url!r})"
+
+    def offer(self, tool_names: tuple[str, ...]) -> tuple[list[Message], dict[str, str]]:
+        """The function definitions of every tool the catalog, the live tools or the
+        boundary knows, and the table from function name back to tool name."""
+        tools = sorted({*self.catalog.tools, *self.declarations, *tool_names})
+        table: dict[str, str] = {}
+        definitions: list[Message] = []
+        for tool in tools:
+            name = function_name(tool)
+            if name in table:  # only two hashed names can meet: refuse, never merge
+                raise AgentSpecError(f"tools {table[name]!r} and {tool!r} map to {name!r}")
+            table[name] = tool
+            spec = self.catalog.tools.get(tool) or self.declarations.get(tool) or ToolSpec()
+            definitions.append(
+                {
+                    "type": "function",
+                    "function": {
+                        "name": name,
+                        "description": spec.description or f"The {tool} tool.",
+                        "parameters": dict(spec.parameters or PERMISSIVE),
+                    },
+                }
+            )
+        return definitions, table
+
+    async def run(self, context: TrialContext, port: ToolPort) -> AgentReply:
+        definitions, table = self.offer(context.tool_names)
+        transcript = Transcript(self.model, self.base_url, table, [])
+        endpoint = ChatEndpoint(
+            self.base_url, self._api_key, timeout=self.timeout, client=self._client
+        )
+        try:
+            transcript.messages += first_messages(context.input, self.catalog.system_prompt)
+            return await self._loop(endpoint, transcript, definitions, port)
+        except ModelReplyError as exc:
+            raise self._error(str(exc), transcript) from None
+        finally:
+            await endpoint.aclose()
+
+    async def _loop(
+        self,
+        endpoint: ChatEndpoint,
+        transcript: Transcript,
+        definitions: list[Message],
+        port: ToolPort,
+    ) -> AgentReply:
+        for turn in range(1, self.max_turns + 1):
+            message = await self._complete(endpoint, transcript, definitions)
+            reply = read_reply(message, turn)
+            transcript.messages.append(reply.echo())
+            if not reply.calls:
+                if reply.content is None:
+                    refused = f" (refusal: {reply.refusal[:300]})" if reply.refusal else ""
+                    raise ModelReplyError(f"the reply has neither text nor tool calls{refused}")
+                return AgentReply(
+                    reply.content,
+                    cost_usd=transcript.cost(self.price),
+                    transcript=transcript.as_dict(self.price),
+                )
+            for call in reply.calls:  # in the order given, one after the other
+                transcript.messages.append(await self._call_tool(port, call, transcript))
+        raise self._error(
+            f"the model took {self.max_turns} turns without a final answer (the step cap)",
+            transcript,
+        )
+
+    async def _complete(
+        self, endpoint: ChatEndpoint, transcript: Transcript, definitions: list[Message]
+    ) -> Mapping[str, Any]:
+        """One model turn: the completion's message, after the retries it took."""
+        payload: dict[str, Any] = {"model": self.model, "messages": transcript.messages}
+        if definitions:
+            payload["tools"] = definitions
+        if self.catalog.temperature is not None:
+            payload["temperature"] = self.catalog.temperature
+        failures: list[str] = []
+        for attempt in range(1, self.max_attempts + 1):
+            result = await endpoint.post(payload)
+            if result.kind == "ok":
+                choice = result.body["choices"][0] if result.body else {}
+                finish = choice.get("finish_reason") if isinstance(choice, dict) else None
+                transcript.received(result.model, result.usage, finish, failures)
+                return result.message
+            failures.append(f"attempt {attempt}: {result.error}")
+            if result.kind == "refused":
+                raise self._error(
+                    f"POST {endpoint.url} answered HTTP {result.status}:"
+                    f" {result.excerpt or '(empty body)'}",
+                    transcript,
+                )
+            if attempt < self.max_attempts:
+                await self.backoff.pause(attempt, result.wait)
+        listed = "\n".join(f"  {f}" for f in failures)
+        raise self._error(
+            f"no completion from {endpoint.url} after {self.max_attempts} attempt(s):\n{listed}",
+            transcript,
+        )
+
+    async def _call_tool(
+        self, port: ToolPort, call: ToolRequest, transcript: Transcript
+    ) -> Message:
+        """Through the boundary; what it answered (or why not) as the ``tool`` message."""
+        tool = (
+            transcript.functions.get(call.function)
+            or decode_function_name(call.function)
+            or call.function  # a name it was never offered: the boundary records the attempt
+        )
+        arguments, problem = parse_arguments(call.arguments)
+        content: JSON
+        try:
+            result = await port.call(tool, arguments)
+        except ToolMissError as exc:
+            content = _tool_error("fixture-miss", str(exc))
+        except ToolCallError as exc:
+            content = _tool_error("tool-error", str(exc))
+        else:
+            content = result
+        if problem is not None:  # recorded as sent; the model hears what was wrong
+            content = _tool_error("invalid-arguments", problem)
+        text = json.dumps(content, ensure_ascii=False)
+        return {"role": "tool", "tool_call_id": call.call_id, "content": text}
+
+    def _error(self, message: str, transcript: Transcript) -> OpenAIAgentError:
+        return OpenAIAgentError(message, transcript.as_dict(self.price))
+
+
+def _tool_error(kind: str, message: str) -> dict[str, JSON]:
+    return {"error": {"kind": kind, "message": message}}

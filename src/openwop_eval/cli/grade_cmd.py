@@ -1,0 +1,128 @@
+"""``openwop-eval grade``: grade recorded traces against a suite, without an agent.
+
+The traces become a run — a replay agent per (task, trial) and a recording of their tool
+results — which the one run service grades like any run: the same store, event log,
+summary, reports and exit code as ``openwop-eval run``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from contextlib import ExitStack
+
+import click
+from rich.console import Console
+
+from .. import limits
+from ..core import SuiteError
+from ..judges import resolve_judge
+from ..runner.api import run_suite_async
+from ..suitefile import load_suite
+from ..traces import AGENT_ID, TraceAgent, TraceProblem, load_traces, recording_of
+from .codes import EXIT_FAILED, EXIT_INVALID, EXIT_OK
+from .progress import RunProgress
+from .render import plain, print_problems, print_run_table
+from .run_cmd import _closing, _consoles, _open, _outputs, _run, _store, _usage
+
+
+@click.command()
+@click.argument("suite", type=click.Path(dir_okay=False))
+@click.argument("traces", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option(
+    "--map",
+    "map_path",
+    type=click.Path(dir_okay=False),
+    help="Which task and trial each trace records, for traces that do not say (JSON or YAML).",
+)
+@click.option("--out", type=click.Path(dir_okay=False), help="Write the EvalSummary (JSON).")
+@click.option("--events", type=click.Path(dir_okay=False), help="Write the event log (JSON lines).")
+@click.option("--report", type=click.Path(dir_okay=False), help="Write the rich JSON report.")
+@click.option("--junit", type=click.Path(dir_okay=False), help="Write a JUnit XML file.")
+@click.option(
+    "--markdown",
+    "markdown_path",
+    type=click.Path(dir_okay=False),
+    help="Write a Markdown summary (also appended to $GITHUB_STEP_SUMMARY when set).",
+)
+@click.option(
+    "--judge",
+    "judge_spec",
+    metavar="JUDGE",
+    help="For rubric tasks: scripted:PATH or openai:MODEL.",
+)
+@click.option("--judge-base-url", help="Base URL of an OpenAI-compatible endpoint.")
+@click.option("--judge-api-key", help="API key for the judge endpoint (default: from env).")
+@click.option("--store", "store_url", metavar="URL", help="Database URL of the run store.")
+@click.option("--agent-id", default=AGENT_ID, show_default=True, help="The agentId recorded.")
+def grade(
+    suite: str,
+    traces: tuple[str, ...],
+    map_path: str | None,
+    out: str | None,
+    events: str | None,
+    report: str | None,
+    junit: str | None,
+    markdown_path: str | None,
+    judge_spec: str | None,
+    judge_base_url: str | None,
+    judge_api_key: str | None,
+    store_url: str | None,
+    agent_id: str,
+) -> None:
+    """Grade the recorded TRACES (OpenAI chat messages or Responses items, OTLP/JSON spans,
+    Inspect logs) against SUITE; exit 0 if the suite passed, 1 if it did not, 2 on invalid
+    input, 3 if the run could not complete."""
+    out_console, err = _consoles()
+    try:
+        loaded = load_suite(suite)
+        judge = resolve_judge(judge_spec, base_url=judge_base_url, api_key=judge_api_key)
+    except SuiteError as exc:
+        print_problems(err, exc.source or suite, exc.problems)
+        sys.exit(EXIT_INVALID)
+    except (ValueError, OSError) as exc:
+        _usage(err, str(exc))
+    recorded = load_traces(traces, loaded.suite, map_path)
+    if recorded.problems:
+        _print_problems(err, recorded.problems)
+        sys.exit(EXIT_INVALID)
+    _print_missing(err, recorded.missing)
+    store = _store(err, store_url)
+    count = loaded.suite.trials_or_default.count
+    with ExitStack() as stack:
+        sink = _open(stack, events, "w") if events else None
+        coro = run_suite_async(
+            loaded,
+            TraceAgent(recorded.records, agent_id),
+            store=store,
+            judge=judge,
+            recording=recording_of(recorded.records, count),
+            events=sink,
+        )
+        result = _run(err, RunProgress(err, enabled=False), _closing(coro, judge))
+    _outputs(result, out, report, junit, markdown_path)
+    print_run_table(out_console, result.grade, result.run_id)
+    sys.exit(EXIT_OK if result.summary["passed"] else EXIT_FAILED)
+
+
+def _print_problems(err: Console, problems: Sequence[TraceProblem]) -> None:
+    for problem in problems[: limits.MAX_PRINTED_PROBLEMS]:
+        err.print(f"{plain(str(problem))}", highlight=False)
+    more = len(problems) - limits.MAX_PRINTED_PROBLEMS
+    if more > 0:
+        err.print(f"… and {more:,} more problem{'s' if more != 1 else ''}")
+    count = len(problems)
+    err.print(f"[red]✗[/red] {count:,} problem{'s' if count != 1 else ''}; nothing was graded")
+
+
+def _print_missing(err: Console, missing: Sequence[tuple[str, int]]) -> None:
+    """Trials no trace records: graded as errored (score 0, failed), said once up front."""
+    if not missing:
+        return
+    cap = limits.MAX_PRINTED_PROBLEMS
+    shown = ", ".join(f"{task} #{trial}" for task, trial in missing[:cap])
+    more = f" and {len(missing) - cap:,} more" if len(missing) > cap else ""
+    err.print(
+        f"[yellow]{len(missing):,} trial(s) have no trace and count as failed:[/yellow]"
+        f" {plain(shown)}{more} (trials count from 0)"
+    )

@@ -1,0 +1,218 @@
+"""What the spans of one trace mean: its tool calls, its answer, the trial it records.
+
+Tool spans are recognised in the spellings agents are instrumented with — OpenTelemetry
+GenAI (``gen_ai.operation.name = execute_tool``, ``gen_ai.tool.name``,
+``gen_ai.tool.call.arguments``/``.result``), OpenInference (``openinference.span.kind =
+TOOL``, ``tool.name``, ``input.value``/``output.value``), the Vercel AI SDK
+(``ai.toolCall.*``) and Google ADK (``gcp.vertex.agent.tool_call_args``/``tool_response``)
+— and ordered by start time. GenAI arguments are opt-in and often absent: they are recovered
+from the ``tool_call`` parts of a chat span's messages with the same call id (and from
+OpenInference's flattened ``llm.output_messages`` tool calls); a call whose arguments cannot
+be found is recorded with none, so a step that names arguments fails on it.
+
+The answer is read from the root span; when it carries none, from the outermost agent span
+that does (``invoke_agent``, OpenInference ``AGENT``), then from the chat span that ended
+last. From a span: the text of the last message of ``gen_ai.output.messages`` (or of
+OpenInference's ``llm.output_messages``), else ``output.value`` (decoded when
+``output.mime_type`` is ``application/json``), else ``ai.response.text``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ..core import JSON
+from ..documents import parse_document
+from .otlp import Span
+from .records import Trace, TraceCall, TraceError, parse_arguments, parse_result, text_of
+
+TASK_ID = "openwop.eval.task_id"
+TRIAL = "openwop.eval.trial"
+COST_USD = "openwop.eval.cost_usd"
+
+_NAMES = ("gen_ai.tool.name", "tool.name", "ai.toolCall.name")
+_IDS = ("gen_ai.tool.call.id", "tool_call.id", "tool.call.id", "ai.toolCall.id")
+_ARGS = (
+    "gen_ai.tool.call.arguments",
+    "ai.toolCall.args",
+    "ai.toolCall.input",
+    "gcp.vertex.agent.tool_call_args",
+    "input.value",
+)
+_RESULTS = (
+    "gen_ai.tool.call.result",
+    "ai.toolCall.result",
+    "ai.toolCall.output",
+    "gcp.vertex.agent.tool_response",
+    "output.value",
+)
+_KIND = "openinference.span.kind"
+_OPERATION = "gen_ai.operation.name"
+_CHAT_OPERATIONS = ("chat", "generate_content", "text_completion")
+_FLAT_CONTENT = re.compile(r"llm\.output_messages\.(\d+)\.message\.content")
+_FLAT_CALL = re.compile(
+    r"llm\.output_messages\.(\d+)\.message\.tool_calls\.(\d+)\.tool_call\.(id|function\.arguments)"
+)
+
+
+def trace_of(spans: Sequence[Span], source: str) -> Trace:
+    """The trace its spans record; a :class:`TraceError` names the span it cannot read."""
+    ordered = sorted(spans, key=lambda s: (s.start, s.order))
+    ids = {s.span_id for s in spans}
+    roots = (s for s in ordered if s.parent_id is None or s.parent_id not in ids)
+    root = next(roots, ordered[0])  # parents in a cycle: the earliest span stands in
+    recovered = _recovered_arguments(ordered)
+    calls, seen = [], set()
+    for span in ordered:
+        if not _is_tool(span):
+            continue
+        call_id = _first(span.attrs, _IDS)
+        if isinstance(call_id, str) and call_id in seen:
+            continue  # one call instrumented twice (say, OpenInference and GenAI)
+        seen.add(call_id)
+        calls.append(_call(span, recovered.get(call_id) if isinstance(call_id, str) else None))
+    task_id, trial = _trial_of(root, ordered)
+    cost = root.attrs.get(COST_USD)
+    return Trace(
+        source=source,
+        keys=(root.trace_id,),
+        calls=tuple(calls),
+        output=_output(root, ordered),
+        task_id=task_id,
+        trial=trial,
+        cost_usd=cost if _number(cost) else None,
+        latency_ms=root.duration_ms,
+        error=None if root.error is None else f"the root span ended in error: {root.error}",
+    )
+
+
+def _is_tool(span: Span) -> bool:
+    attrs = span.attrs
+    return (
+        attrs.get(_OPERATION) == "execute_tool"
+        or attrs.get(_KIND) == "TOOL"
+        or any(name in attrs for name in _NAMES)
+    )
+
+
+def _call(span: Span, recovered: Any) -> TraceCall:
+    tool = _first(span.attrs, _NAMES)
+    if tool is None and span.name.startswith("execute_tool "):
+        tool = span.name.removeprefix("execute_tool ").strip()
+    if not isinstance(tool, str) or not tool:
+        raise TraceError(f"span {span.span_id} is a tool span without a tool name")
+    arguments = _first(span.attrs, _ARGS)
+    args = parse_arguments(recovered if arguments is None else arguments)
+    result = _first(span.attrs, _RESULTS)
+    return TraceCall(tool, args, parse_result(result), span.error)
+
+
+def _recovered_arguments(spans: Iterable[Span]) -> dict[str, Any]:
+    """Call id → arguments, from the tool-call parts of every span's chat messages."""
+    found: dict[str, Any] = {}
+    for span in spans:
+        for key in ("gen_ai.input.messages", "gen_ai.output.messages"):
+            for message in _messages(span.attrs.get(key)):
+                for part in _parts(message):
+                    if part.get("type") == "tool_call" and isinstance(part.get("id"), str):
+                        found[part["id"]] = part.get("arguments")
+        found.update(_flat_calls(span.attrs))
+    return found
+
+
+def _flat_calls(attrs: Mapping[str, Any]) -> dict[str, Any]:
+    """OpenInference's ``llm.output_messages.<i>.message.tool_calls.<j>.tool_call.*``."""
+    calls: dict[tuple[str, str], dict[str, Any]] = {}
+    for key, value in attrs.items():
+        match = _FLAT_CALL.fullmatch(key) if key.startswith("llm.output_messages.") else None
+        if match is not None:
+            calls.setdefault((match[1], match[2]), {})[match[3]] = value
+    return {
+        c["id"]: c.get("function.arguments") for c in calls.values() if isinstance(c.get("id"), str)
+    }
+
+
+def _trial_of(root: Span, spans: Sequence[Span]) -> tuple[str | None, int | None]:
+    """``openwop.eval.task_id`` and ``.trial``: on the root, another span, or the resource."""
+    for attrs in (root.attrs, *(s.attrs for s in spans), root.resource):
+        if TASK_ID in attrs:
+            task_id, trial = attrs[TASK_ID], attrs.get(TRIAL)
+            if not isinstance(task_id, str) or not task_id:
+                raise TraceError(f"{TASK_ID} must be a non-empty string")
+            if isinstance(trial, str) and trial.isascii() and trial.isdigit() and len(trial) < 10:
+                trial = int(trial)
+            if trial is not None and (type(trial) is not int or trial < 0):
+                raise TraceError(f"{TRIAL} must be an integer ≥ 0 (trials count from 0)")
+            return task_id, trial
+    return None, None
+
+
+def _output(root: Span, spans: Sequence[Span]) -> JSON:
+    agents = [s for s in spans if s.attrs.get(_OPERATION) == "invoke_agent"]
+    agents += [s for s in spans if s.attrs.get(_KIND) == "AGENT"]
+    chats = [s for s in spans if _is_chat(s.attrs)]
+    chats.sort(key=lambda s: (s.end, s.order), reverse=True)
+    for span in (root, *agents, *chats):
+        found = _answer(span.attrs)
+        if found is not None:
+            return found
+    return None
+
+
+def _is_chat(attrs: Mapping[str, Any]) -> bool:
+    return attrs.get(_OPERATION) in _CHAT_OPERATIONS or attrs.get(_KIND) == "LLM"
+
+
+def _answer(attrs: Mapping[str, Any]) -> JSON:
+    messages = _messages(attrs.get("gen_ai.output.messages"))
+    if messages:
+        texts = [p.get("content") for p in _parts(messages[-1]) if p.get("type") == "text"]
+        text = "".join(t for t in texts if isinstance(t, str))
+        if text:
+            return text
+    flat = _flat_content(attrs)
+    if flat is not None:
+        return flat
+    value = attrs.get("output.value")
+    if value is not None:
+        json_text = attrs.get("output.mime_type") == "application/json"
+        return parse_result(value) if json_text else value
+    response = attrs.get("ai.response.text")
+    return response if isinstance(response, str) else None
+
+
+def _flat_content(attrs: Mapping[str, Any]) -> str | None:
+    """The content of OpenInference's last ``llm.output_messages.<i>.message.content``."""
+    found = [(m[1], v) for k, v in attrs.items() if (m := _FLAT_CONTENT.fullmatch(k))]
+    found.sort(key=lambda pair: (len(pair[0]), pair[0]))  # numerically, however long
+    texts = [v for _, v in found if isinstance(v, str)]
+    return texts[-1] if texts else None
+
+
+def _messages(value: Any) -> list[dict[str, Any]]:
+    """GenAI messages, recorded as JSON text or as structured attribute values."""
+    if isinstance(value, str):
+        value, _, problems = parse_document(value, ".json")
+        if problems:
+            return []
+    if not isinstance(value, list):
+        return []
+    return [m for m in value if isinstance(m, dict)]
+
+
+def _parts(message: dict[str, Any]) -> list[dict[str, Any]]:
+    parts = message.get("parts")
+    if isinstance(parts, list):
+        return [p for p in parts if isinstance(p, dict)]
+    text = text_of(message.get("content"))  # the older, chat-completions-like spelling
+    return [{"type": "text", "content": text}] if text is not None else []
+
+
+def _first(attrs: Mapping[str, Any], keys: Iterable[str]) -> Any:
+    return next((attrs[k] for k in keys if attrs.get(k) is not None), None)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < 1e300

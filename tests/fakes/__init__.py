@@ -1,0 +1,1 @@
+"""Fakes of outside services that tests start on loopback."""
