@@ -45,7 +45,7 @@ class LineMap:
 
 def read_document(path: Path) -> tuple[Any, LineMap, list[Problem]]:
     """Read and decode a JSON or YAML file; a file that cannot be read is a problem too."""
-    data, problem = _read_bounded(path)
+    data, problem = read_bounded(path)
     if problem is not None:
         return None, LineMap(), [Problem((), problem)]
     try:
@@ -57,7 +57,7 @@ def read_document(path: Path) -> tuple[Any, LineMap, list[Problem]]:
     return parse_document(text, path.suffix.lower())
 
 
-def _read_bounded(path: Path) -> tuple[bytes, str | None]:
+def read_bounded(path: Path) -> tuple[bytes, str | None]:
     """At most ``MAX_FILE_BYTES + 1`` bytes; a pipe must keep delivering until it ends."""
     limit = limits.MAX_FILE_BYTES
     size_limit = f"{limit:,} bytes ({limit // 2**20} MiB)"

@@ -23,7 +23,15 @@ from ..traces import AGENT_ID, TraceAgent, TraceProblem, load_traces, recording_
 from .codes import EXIT_FAILED, EXIT_INVALID, EXIT_OK
 from .progress import RunProgress
 from .render import plain, print_problems, print_run_table
-from .run_cmd import _closing, _consoles, _open, _outputs, _run, _store, _usage
+from .shell import (
+    closing_judge,
+    consoles,
+    open_output,
+    open_store,
+    run_to_end,
+    usage,
+    write_outputs,
+)
 
 
 @click.command()
@@ -73,7 +81,7 @@ def grade(
     """Grade the recorded TRACES (OpenAI chat messages or Responses items, OTLP/JSON spans,
     Inspect logs) against SUITE; exit 0 if the suite passed, 1 if it did not, 2 on invalid
     input, 3 if the run could not complete."""
-    out_console, err = _consoles()
+    out_console, err = consoles()
     try:
         loaded = load_suite(suite)
         judge = resolve_judge(judge_spec, base_url=judge_base_url, api_key=judge_api_key)
@@ -81,16 +89,16 @@ def grade(
         print_problems(err, exc.source or suite, exc.problems)
         sys.exit(EXIT_INVALID)
     except (ValueError, OSError) as exc:
-        _usage(err, str(exc))
+        usage(err, str(exc))
     recorded = load_traces(traces, loaded.suite, map_path)
     if recorded.problems:
         _print_problems(err, recorded.problems)
         sys.exit(EXIT_INVALID)
     _print_missing(err, recorded.missing)
-    store = _store(err, store_url)
+    store = open_store(err, store_url)
     count = loaded.suite.trials_or_default.count
     with ExitStack() as stack:
-        sink = _open(stack, events, "w") if events else None
+        sink = open_output(stack, events, "w") if events else None
         coro = run_suite_async(
             loaded,
             TraceAgent(recorded.records, agent_id),
@@ -99,8 +107,8 @@ def grade(
             recording=recording_of(recorded.records, count),
             events=sink,
         )
-        result = _run(err, RunProgress(err, enabled=False), _closing(coro, judge))
-    _outputs(result, out, report, junit, markdown_path)
+        result = run_to_end(err, RunProgress(err, enabled=False), closing_judge(coro, judge))
+    write_outputs(result, out, report, junit, markdown_path)
     print_run_table(out_console, result.grade, result.run_id)
     sys.exit(EXIT_OK if result.summary["passed"] else EXIT_FAILED)
 

@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
-import json
-import os
 import sys
 from collections.abc import Coroutine
 from contextlib import ExitStack
 from dataclasses import dataclass
-from pathlib import Path
-from typing import IO, Any, NoReturn
+from typing import Any
 
 import click
 from rich.console import Console
-from rich.markup import escape
 
 from ..agents import (
     Agent,
@@ -27,17 +22,24 @@ from ..agents import (
 from ..core import SuiteError
 from ..core.rubric import Judge
 from ..judges import resolve_judge
-from ..runner.api import RunEndedError, RunError, resume_async, run_suite_async
+from ..runner.api import resume_async, run_suite_async
 from ..runner.events import read_jsonl
 from ..runner.fixtures import Recording, merge_recordings
-from ..runner.reports import junit_xml, markdown, report_dict
 from ..runner.run import RunOptions, RunResult
 from ..runner.tools import LiveTool, load_live_tools
-from ..store import Store, StoreError
 from ..suitefile import LoadedSuite, load_suite
-from .codes import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_INVALID, EXIT_OK
+from .codes import EXIT_FAILED, EXIT_INVALID, EXIT_OK
 from .progress import RunProgress
 from .render import print_problems, print_run_table
+from .shell import (
+    closing_judge,
+    consoles,
+    open_output,
+    open_store,
+    run_to_end,
+    usage,
+    write_outputs,
+)
 
 
 @click.command()
@@ -145,10 +147,10 @@ def run(
 ) -> None:
     """Run SUITE against an agent: every task, every trial; exit 0 if the suite passed,
     1 if it did not, 2 on invalid input, 3 if the run could not complete."""
-    out_console, err = _consoles()
+    out_console, err = consoles()
     _check_usage(err, suite, agent_spec, resume_id, fixtures_from, live_shadow)
     options = RunOptions(concurrency=concurrency, timeout_s=timeout_s, live_shadow=live_shadow)
-    store = _store(err, store_url)
+    store = open_store(err, store_url)
     endpoint = _AgentEndpoint(agent_base_url, agent_api_key, tool_catalog, prices)
     try:
         loaded = load_suite(suite) if suite else None
@@ -165,14 +167,14 @@ def run(
         print_problems(err, exc.source or str(suite), exc.problems)
         sys.exit(EXIT_INVALID)
     except (AgentSpecError, ValueError, OSError, ImportError) as exc:
-        _usage(err, str(exc))
+        usage(err, str(exc))
     with ExitStack() as stack:
-        sink = _open(stack, events, "w") if events else None
+        sink = open_output(stack, events, "w") if events else None
         progress = stack.enter_context(RunProgress(err, enabled=not quiet and err.is_terminal))
         common: dict[str, Any] = {"store": store, "observer": progress, "events": sink}
         coro = _start(wiring, resume_id, options, recording, common)
-        result = _run(err, progress, _closing(coro, wiring.judge))
-    _outputs(result, out, report, junit, markdown_path)
+        result = run_to_end(err, progress, closing_judge(coro, wiring.judge))
+    write_outputs(result, out, report, junit, markdown_path)
     print_run_table(out_console, result.grade, result.run_id)
     if result.budget_exhausted:
         err.print("[yellow]maxCostUsd was exceeded: trials after that point did not run[/yellow]")
@@ -254,13 +256,6 @@ def _start(
     )
 
 
-def _consoles() -> tuple[Console, Console]:
-    out = Console(highlight=False)
-    if not out.is_terminal:
-        out = Console(highlight=False, width=160)  # CI logs: do not wrap reasons
-    return out, Console(stderr=True, highlight=False, soft_wrap=True)
-
-
 def _check_usage(
     err: Console,
     suite: str | None,
@@ -270,73 +265,15 @@ def _check_usage(
     live_shadow: bool,
 ) -> None:
     if (suite is None) == (resume_id is None):
-        _usage(err, "give a SUITE to run, or --resume RUN_ID (not both)")
+        usage(err, "give a SUITE to run, or --resume RUN_ID (not both)")
     if resume_id is None and agent_spec is None:
-        _usage(err, "--agent is required, e.g. --agent my_agent:answer or scripted:agent.json")
+        usage(err, "--agent is required, e.g. --agent my_agent:answer or scripted:agent.json")
     if resume_id is not None and (fixtures_from or live_shadow):
-        _usage(
+        usage(
             err,
             "a resumed run serves the fixtures it was started with;"
             " --fixtures-from and --live-shadow cannot be given with --resume",
         )
-
-
-def _store(err: Console, url: str | None) -> Store:
-    """The run store, closed when the command ends (its connections with it)."""
-    try:
-        store = Store(url)
-    except StoreError as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
-        sys.exit(EXIT_INCOMPLETE)
-    click.get_current_context().call_on_close(store.close)
-    return store
-
-
-def _run(err: Console, progress: RunProgress, coro: Coroutine[Any, Any, RunResult]) -> RunResult:
-    """Run to the end; every way it can stop short is an exit code and a line, never a
-    traceback."""
-    try:
-        return asyncio.run(coro)
-    except RunEndedError as exc:
-        err.print(f"[red]the run could not complete:[/red] {escape(str(exc))}")
-        sys.exit(EXIT_INCOMPLETE)
-    except RunError as exc:
-        _usage(err, str(exc))
-    except KeyboardInterrupt:
-        err.print(
-            "[yellow]interrupted[/yellow]: every finished trial is kept; continue with"
-            f" openwop-eval run --resume {escape(progress.run_id or 'RUN_ID')}"
-        )
-        sys.exit(EXIT_INCOMPLETE)
-    except Exception as exc:  # the store, a judge endpoint refusing, a bug
-        _incomplete(err, exc)
-
-
-async def _closing(coro: Coroutine[Any, Any, RunResult], judge: Any) -> RunResult:
-    try:
-        return await coro
-    finally:
-        if judge is not None:
-            await judge.aclose()
-
-
-def _incomplete(err: Console, exc: Exception) -> NoReturn:
-    # The first line names the cause; a database error's SQL and parameters (data) stay out
-    # of CI logs.
-    lines = str(exc).splitlines()
-    cause = escape(f"{type(exc).__name__}: {lines[0][:300] if lines else ''}")
-    err.print(f"[red]the run could not complete:[/red] {cause}")
-    sys.exit(EXIT_INCOMPLETE)
-
-
-def _usage(err: Console, message: str) -> NoReturn:
-    err.print(f"[red]error:[/red] {message}", markup=True)
-    sys.exit(EXIT_INVALID)
-
-
-def _open(stack: ExitStack, path: str, mode: str) -> IO[str]:
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    return stack.enter_context(open(path, mode, encoding="utf-8"))
 
 
 def _recording(specs: tuple[str, ...], tasks: list[str] | None) -> Recording | None:
@@ -348,34 +285,3 @@ def _recording(specs: tuple[str, ...], tasks: list[str] | None) -> Recording | N
         task, sep, path = spec.rpartition("=")
         parts.append((read_jsonl(path if sep else spec), [task] if sep else tasks))
     return merge_recordings(parts)
-
-
-def _outputs(
-    result: RunResult,
-    out: str | None,
-    report: str | None,
-    junit: str | None,
-    markdown_path: str | None,
-) -> None:
-    if out:
-        _write(out, json.dumps(result.summary, indent=2) + "\n")
-    if report:
-        body = report_dict(
-            result.run_id, result.agent_id, result.grade, result.summary, result.diagnostics
-        )
-        _write(report, json.dumps(body, indent=2, ensure_ascii=False, default=str) + "\n")
-    if junit:
-        _write(junit, junit_xml(result.grade, result.run_id))
-    text = markdown(result.grade, result.run_id)
-    if markdown_path:
-        _write(markdown_path, text)
-    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if step_summary:
-        with open(step_summary, "a", encoding="utf-8") as handle:
-            handle.write(text)
-
-
-def _write(path: str, text: str) -> None:
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import limits
-from ..documents import _read_bounded, parse_document
+from ..documents import parse_document, read_bounded
 from .conversations import UnreadableError, file_trace, is_entry, is_record, record_trace
 from .inspect_log import read_inspect_log
 from .otlp import Span, spans_of
@@ -41,7 +41,7 @@ def read_trace_files(paths: Sequence[str]) -> Read:
 def read_trace_file(path: str) -> Read:
     if Path(path).suffix.lower() == ".eval":
         return _inspect(path)
-    data, unreadable = _read_bounded(Path(path))  # the loader's reader: bounded, FIFO-safe
+    data, unreadable = read_bounded(Path(path))  # the loader's reader: bounded, FIFO-safe
     if unreadable is not None:
         return [], [TraceProblem(path, unreadable)]
     try:

@@ -1,0 +1,121 @@
+"""What the commands that run a suite share: consoles, the store, running to an exit code,
+and writing the outputs (summary, report, JUnit, Markdown)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Coroutine
+from contextlib import ExitStack
+from pathlib import Path
+from typing import IO, Any, NoReturn
+
+import click
+from rich.console import Console
+from rich.markup import escape
+
+from ..runner import RunEndedError, RunError, RunResult
+from ..runner.reports import junit_xml, markdown, report_dict
+from ..store import Store, StoreError
+from .codes import EXIT_INCOMPLETE, EXIT_INVALID
+from .progress import RunProgress
+
+
+def consoles() -> tuple[Console, Console]:
+    out = Console(highlight=False)
+    if not out.is_terminal:
+        out = Console(highlight=False, width=160)  # CI logs: do not wrap reasons
+    return out, Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def open_store(err: Console, url: str | None) -> Store:
+    """The run store, closed when the command ends (its connections with it)."""
+    try:
+        opened = Store(url)
+    except StoreError as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        sys.exit(EXIT_INCOMPLETE)
+    click.get_current_context().call_on_close(opened.close)
+    return opened
+
+
+def run_to_end(
+    err: Console, progress: RunProgress, coro: Coroutine[Any, Any, RunResult]
+) -> RunResult:
+    """Run to the end; every way it can stop short is an exit code and a line, never a
+    traceback."""
+    try:
+        return asyncio.run(coro)
+    except RunEndedError as exc:
+        err.print(f"[red]the run could not complete:[/red] {escape(str(exc))}")
+        sys.exit(EXIT_INCOMPLETE)
+    except RunError as exc:
+        usage(err, str(exc))
+    except KeyboardInterrupt:
+        err.print(
+            "[yellow]interrupted[/yellow]: every finished trial is kept; continue with"
+            f" openwop-eval run --resume {escape(progress.run_id or 'RUN_ID')}"
+        )
+        sys.exit(EXIT_INCOMPLETE)
+    except Exception as exc:  # the store, a judge endpoint refusing, a bug
+        incomplete(err, exc)
+
+
+async def closing_judge(coro: Coroutine[Any, Any, RunResult], judge: Any) -> RunResult:
+    try:
+        return await coro
+    finally:
+        if judge is not None:
+            await judge.aclose()
+
+
+def incomplete(err: Console, exc: Exception) -> NoReturn:
+    # The first line names the cause; a database error's SQL and parameters (data) stay out
+    # of CI logs.
+    lines = str(exc).splitlines()
+    cause = escape(f"{type(exc).__name__}: {lines[0][:300] if lines else ''}")
+    err.print(f"[red]the run could not complete:[/red] {cause}")
+    sys.exit(EXIT_INCOMPLETE)
+
+
+def usage(err: Console, message: str) -> NoReturn:
+    err.print(f"[red]error:[/red] {message}", markup=True)
+    sys.exit(EXIT_INVALID)
+
+
+def open_output(stack: ExitStack, path: str, mode: str) -> IO[str]:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    return stack.enter_context(open(path, mode, encoding="utf-8"))
+
+
+def write_outputs(
+    result: RunResult,
+    out: str | None,
+    report: str | None,
+    junit: str | None,
+    markdown_path: str | None,
+) -> None:
+    if out:
+        write_file(out, json.dumps(result.summary, indent=2) + "\n")
+    if report:
+        body = report_dict(
+            result.run_id, result.agent_id, result.grade, result.summary, result.diagnostics
+        )
+        write_file(report, json.dumps(body, indent=2, ensure_ascii=False, default=str) + "\n")
+    if junit:
+        write_file(junit, junit_xml(result.grade, result.run_id))
+    text = markdown(result.grade, result.run_id)
+    if markdown_path:
+        write_file(markdown_path, text)
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if step_summary:
+        with open(step_summary, "a", encoding="utf-8") as handle:
+            handle.write(text)
+
+
+def write_file(path: str, text: str) -> None:
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
