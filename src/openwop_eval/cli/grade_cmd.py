@@ -26,8 +26,10 @@ from .render import plain, print_problems, print_run_table
 from .shell import (
     closing_judge,
     consoles,
+    judge_options,
     open_output,
     open_store,
+    output_options,
     run_to_end,
     usage,
     write_outputs,
@@ -43,24 +45,8 @@ from .shell import (
     type=click.Path(dir_okay=False),
     help="Which task and trial each trace records, for traces that do not say (JSON or YAML).",
 )
-@click.option("--out", type=click.Path(dir_okay=False), help="Write the EvalSummary (JSON).")
-@click.option("--events", type=click.Path(dir_okay=False), help="Write the event log (JSON lines).")
-@click.option("--report", type=click.Path(dir_okay=False), help="Write the rich JSON report.")
-@click.option("--junit", type=click.Path(dir_okay=False), help="Write a JUnit XML file.")
-@click.option(
-    "--markdown",
-    "markdown_path",
-    type=click.Path(dir_okay=False),
-    help="Write a Markdown summary (also appended to $GITHUB_STEP_SUMMARY when set).",
-)
-@click.option(
-    "--judge",
-    "judge_spec",
-    metavar="JUDGE",
-    help="For rubric tasks: scripted:PATH or openai:MODEL.",
-)
-@click.option("--judge-base-url", help="Base URL of an OpenAI-compatible endpoint.")
-@click.option("--judge-api-key", help="API key for the judge endpoint (default: from env).")
+@output_options
+@judge_options
 @click.option("--store", "store_url", metavar="URL", help="Database URL of the run store.")
 @click.option("--agent-id", default=AGENT_ID, show_default=True, help="The agentId recorded.")
 def grade(

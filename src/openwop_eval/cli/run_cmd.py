@@ -34,8 +34,10 @@ from .render import print_problems, print_run_table
 from .shell import (
     closing_judge,
     consoles,
+    judge_options,
     open_output,
     open_store,
+    output_options,
     run_to_end,
     usage,
     write_outputs,
@@ -69,16 +71,7 @@ from .shell import (
     metavar="MODEL=IN/OUT",
     help="For openai:MODEL: USD per million input/output tokens, for costUsd; repeatable.",
 )
-@click.option("--out", type=click.Path(dir_okay=False), help="Write the EvalSummary (JSON).")
-@click.option("--events", type=click.Path(dir_okay=False), help="Write the event log (JSON lines).")
-@click.option("--report", type=click.Path(dir_okay=False), help="Write the rich JSON report.")
-@click.option("--junit", type=click.Path(dir_okay=False), help="Write a JUnit XML file.")
-@click.option(
-    "--markdown",
-    "markdown_path",
-    type=click.Path(dir_okay=False),
-    help="Write a Markdown summary (also appended to $GITHUB_STEP_SUMMARY when set).",
-)
+@output_options
 @click.option(
     "--concurrency",
     type=click.IntRange(min=1),
@@ -94,14 +87,7 @@ from .shell import (
     show_default=True,
     help="Seconds a trial may take before it errors.",
 )
-@click.option(
-    "--judge",
-    "judge_spec",
-    metavar="JUDGE",
-    help="For rubric tasks: scripted:PATH or openai:MODEL.",
-)
-@click.option("--judge-base-url", help="Base URL of an OpenAI-compatible endpoint.")
-@click.option("--judge-api-key", help="API key for the judge endpoint (default: from env).")
+@judge_options
 @click.option(
     "--tools",
     "tools_spec",

@@ -7,7 +7,7 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from contextlib import ExitStack
 from pathlib import Path
 from typing import IO, Any, NoReturn
@@ -21,6 +21,46 @@ from ..runner.reports import junit_xml, markdown, report_dict
 from ..store import Store, StoreError
 from .codes import EXIT_INCOMPLETE, EXIT_INVALID
 from .progress import RunProgress
+
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+
+def _options(*decorators: Decorator) -> Decorator:
+    def apply(command: Callable[..., Any]) -> Callable[..., Any]:
+        for decorator in reversed(decorators):
+            command = decorator(command)
+        return command
+
+    return apply
+
+
+output_options = _options(
+    click.option("--out", type=click.Path(dir_okay=False), help="Write the EvalSummary (JSON)."),
+    click.option(
+        "--events", type=click.Path(dir_okay=False), help="Write the event log (JSON lines)."
+    ),
+    click.option("--report", type=click.Path(dir_okay=False), help="Write the rich JSON report."),
+    click.option("--junit", type=click.Path(dir_okay=False), help="Write a JUnit XML file."),
+    click.option(
+        "--markdown",
+        "markdown_path",
+        type=click.Path(dir_okay=False),
+        help="Write a Markdown summary (also appended to $GITHUB_STEP_SUMMARY when set).",
+    ),
+)
+"""``--out``, ``--events``, ``--report``, ``--junit``, ``--markdown``: what a graded run writes."""
+
+judge_options = _options(
+    click.option(
+        "--judge",
+        "judge_spec",
+        metavar="JUDGE",
+        help="For rubric tasks: scripted:PATH or openai:MODEL.",
+    ),
+    click.option("--judge-base-url", help="Base URL of an OpenAI-compatible endpoint."),
+    click.option("--judge-api-key", help="API key for the judge endpoint (default: from env)."),
+)
+"""``--judge`` and its endpoint: who scores rubric tasks."""
 
 
 def consoles() -> tuple[Console, Console]:
