@@ -5,8 +5,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,25 +17,12 @@ from openwop_eval.runner import RunOptions, run_suite_async
 from openwop_eval.runner.run import RunResult
 from openwop_eval.store import Store
 from openwop_eval.suitefile import parse_suite
-from tests.fakes.openai_server import FakeEndpoint, serve
+from tests.fakes.openai_server import FakeEndpoint, Sleeps, endpoint_fixture
 
 API_KEY = "sk-agent-0123456789abcdef"
 
 
-@pytest.fixture
-def endpoint() -> Iterator[FakeEndpoint]:
-    with serve() as fake:
-        yield fake
-
-
-@dataclass
-class Sleeps:
-    """An injected sleep: records each backoff delay and returns at once."""
-
-    delays: list[float] = field(default_factory=list)
-
-    async def __call__(self, delay: float) -> None:
-        self.delays.append(delay)
+endpoint = pytest.fixture(endpoint_fixture, name="endpoint")
 
 
 @dataclass

@@ -151,3 +151,19 @@ def serve() -> Iterator[FakeEndpoint]:
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+@dataclass
+class Sleeps:
+    """An injected sleep: records each backoff delay and returns at once."""
+
+    delays: list[float] = field(default_factory=list)
+
+    async def __call__(self, delay: float) -> None:
+        self.delays.append(delay)
+
+
+def endpoint_fixture() -> Iterator[FakeEndpoint]:
+    """The body of an ``endpoint`` pytest fixture: a fake endpoint for one test."""
+    with serve() as fake:
+        yield fake

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -20,7 +18,13 @@ from openwop_eval.judges import (
     parse_verdicts,
     resolve_judge,
 )
-from tests.fakes.openai_server import FakeEndpoint, Reply, completion, serve
+from tests.fakes.openai_server import (
+    FakeEndpoint,
+    Reply,
+    Sleeps,
+    completion,
+    endpoint_fixture,
+)
 
 API_KEY = "sk-test-0123456789abcdef"
 REQUEST = JudgeRequest(
@@ -39,18 +43,7 @@ GOOD = {
 GOOD_VERDICTS = [CriterionVerdict(1.0, "says 30 days"), CriterionVerdict(0.5, None)]
 
 
-@pytest.fixture
-def endpoint() -> Iterator[FakeEndpoint]:
-    with serve() as fake:
-        yield fake
-
-
-@dataclass
-class Sleeps:
-    delays: list[float] = field(default_factory=list)
-
-    async def __call__(self, delay: float) -> None:
-        self.delays.append(delay)
+endpoint = pytest.fixture(endpoint_fixture, name="endpoint")
 
 
 def make_judge(endpoint: FakeEndpoint, sleeps: Sleeps | None = None, **options: Any) -> OpenAIJudge:
