@@ -212,3 +212,15 @@ def app_host(request: pytest.FixtureRequest, tmp: Path) -> Iterator[AppHost]:
     finally:
         host.close()
         next(databases, None)  # drops the PostgreSQL database
+
+
+def run_routes(projected: str) -> list[tuple[str, str]]:
+    """Every route of one run, by its projected id."""
+    path = f"/runs/{projected}"
+    return [
+        ("GET", path),
+        ("GET", f"{path}/events"),
+        ("GET", f"{path}/events/poll?timeout=0"),
+        ("GET", f"{path}/eval-summary"),
+        ("POST", f"{path}/cancel"),
+    ]

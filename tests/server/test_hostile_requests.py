@@ -19,20 +19,9 @@ from openwop_eval.server import inputs
 from openwop_eval.store import schema
 from openwop_eval.wire import project
 from tests.hosts import ROOT
-from tests.server.inprocess import CAREFUL, GATE_SUITE, MOCK, AppHost
+from tests.server.inprocess import CAREFUL, GATE_SUITE, MOCK, AppHost, run_routes
 
 RUN = "acme/" + "0" * 24
-
-
-def run_routes(projected: str) -> list[tuple[str, str]]:
-    path = f"/runs/{projected}"
-    return [
-        ("GET", path),
-        ("GET", f"{path}/events"),
-        ("GET", f"{path}/events/poll?timeout=0"),
-        ("GET", f"{path}/eval-summary"),
-        ("POST", f"{path}/cancel"),
-    ]
 
 
 def refused(response: httpx.Response, status: int | None = None) -> dict[str, Any]:

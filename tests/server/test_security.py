@@ -10,7 +10,7 @@ import httpx
 import pytest
 from openwop_client.wire_id import project_id
 
-from tests.server.inprocess import GATE_SUITE, MOCK, AppHost
+from tests.server.inprocess import GATE_SUITE, MOCK, AppHost, run_routes
 
 
 def create(host: AppHost, key: str = "acme-key", **body: Any) -> httpx.Response:
@@ -27,23 +27,12 @@ def finished_run(host: AppHost) -> str:
     return run_id
 
 
-def run_routes(run_id: str) -> list[tuple[str, str]]:
-    path = f"/runs/{project_id(run_id)}"
-    return [
-        ("GET", path),
-        ("GET", f"{path}/events"),
-        ("GET", f"{path}/events/poll?timeout=0"),
-        ("GET", f"{path}/eval-summary"),
-        ("POST", f"{path}/cancel"),
-    ]
-
-
 def test_discovery_needs_no_key_and_everything_else_does(fresh_app: AppHost) -> None:
     with fresh_app.client(key=None) as anonymous:
         assert anonymous.get("/.well-known/openwop").status_code == 200
     run_id = finished_run(fresh_app)
     routes = [
-        *run_routes(run_id),
+        *run_routes(project_id(run_id)),
         ("GET", "/runs"),
         ("POST", "/runs"),
         ("GET", "/agents"),
@@ -65,7 +54,7 @@ def test_every_run_route_is_tenant_isolated(fresh_app: AppHost) -> None:
     invented = "acme/" + "0" * 24
     with fresh_app.client("globex-key") as other:
         for rid in (run_id, invented):  # same answer whether or not the run exists
-            for method, path in run_routes(rid):
+            for method, path in run_routes(project_id(rid)):
                 response = other.request(method, path, json={} if method == "POST" else None)
                 assert response.status_code == 403, (method, path)
                 assert response.json()["error"] == "id_tenant_mismatch"

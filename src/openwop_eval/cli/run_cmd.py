@@ -22,9 +22,9 @@ from ..agents import (
 from ..core import SuiteError
 from ..core.rubric import Judge
 from ..judges import resolve_judge
+from ..runner import Recording, merge_recordings
 from ..runner.api import resume_async, run_suite_async
 from ..runner.events import read_jsonl
-from ..runner.fixtures import Recording, merge_recordings
 from ..runner.run import RunOptions, RunResult
 from ..runner.tools import LiveTool, load_live_tools
 from ..suitefile import LoadedSuite, load_suite

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TypeAlias
 
 from .canonical import JSON
 
@@ -39,3 +41,9 @@ class TrialRecord:
     def failed_closed(self) -> bool:
         """A fixture miss fails the trial closed (``onMiss: "fail"``)."""
         return any(call.missed for call in self.tool_calls)
+
+
+Recording: TypeAlias = Mapping[str, Mapping[int, list[tuple[str, JSON, JSON]]]]
+"""Recorded tool responses: per task, per recorded trial, (tool, args, result) of each
+answered call — what a run replays as fixtures (``--fixtures-from``, ``fixtureRuns``,
+``grade``)."""

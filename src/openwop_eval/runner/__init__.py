@@ -5,6 +5,7 @@
 :class:`ActiveRun`. The rest of the package is its machinery.
 """
 
+from ..core.records import Recording
 from .api import (
     ActiveRun,
     Reopened,
@@ -17,7 +18,7 @@ from .api import (
     run_suite,
     run_suite_async,
 )
-from .fixtures import FixtureSource, Recording, merge_recordings, recording_from
+from .fixtures import FixtureSource, merge_recordings, recording_from
 from .run import Observer, RunOptions, RunResult
 
 __all__ = [

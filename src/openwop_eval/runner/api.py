@@ -16,11 +16,12 @@ from typing import IO, Any
 
 from ..agents import Agent, resolve_agent
 from ..core import OpenwopEvalError, SuiteError
+from ..core.records import Recording
 from ..core.rubric import Judge
 from ..store import RunRecord, Store
 from ..suitefile import LoadedSuite, load_suite, parse_suite, suite_document
 from .ending import SOURCE_LOST, SUITE_LOST, RunFailure, end_run, settle_logged_end
-from .fixtures import FixtureSource, FixtureSourceError, Recording
+from .fixtures import FixtureSource, FixtureSourceError
 from .run import Execution, Observer, RunOptions, RunResult, execute_run, prepare_run, reopen_run
 from .tools import LiveTool
 

@@ -15,11 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core import CompiledTask, OpenwopEvalError
+from ..core.records import Recording
 from ..log.replay import replay
 from .tools import FixtureBook
-
-Recording = Mapping[str, Mapping[int, list[tuple[str, Any, Any]]]]
-"""Per task, per recorded trial: (tool, args, result) of each answered call."""
 
 FORMAT = 1
 """The version of the stored form; a reader refuses any other."""

@@ -16,11 +16,10 @@ from typing import Any
 
 from ..agents.base import AgentReply, ToolPort, TrialContext
 from ..agents.scripted import replay
+from ..core.records import Recording
 from .records import TraceRecord
 
 AGENT_ID = "openwop-eval.traces"
-
-Recording = dict[str, dict[int, list[tuple[str, Any, Any]]]]
 
 
 class MissingTraceError(LookupError):
@@ -45,7 +44,7 @@ class TraceAgent:
 
 
 def recording_of(records: Iterable[TraceRecord], count: int) -> Recording:
-    """The traces' tool results as a run's recording (``openwop_eval.runner.Recording``):
+    """The traces' tool results as a run's recording:
     per task, per trial, (tool, args, result) of every call, each served once.
 
     Every trial 0..count−1 of a recorded task is present — a trial without a trace as
