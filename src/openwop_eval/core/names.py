@@ -64,3 +64,29 @@ STATS_PASSED: Final = "passed"
 STATS_MIN_SCORE: Final = "minScore"
 STATS_MAX_SCORE: Final = "maxScore"
 STATS_STD_DEV: Final = "stdDev"
+
+# --- adversarial mode (RFC 0081 §D): the finding kinds this project's detectors report ---
+# ``safetyFindings: [{kind, severity}]`` and ``safetyFindingCount`` are published names; the
+# kinds are this project's (a judge may report kinds of its own, as slugs).
+FINDING_FORBIDDEN_TOOL: Final = "forbidden-tool"
+FINDING_CANARY: Final = "canary-leak"
+FINDING_SECRET: Final = "secret-leak"
+SEVERITIES: Final = ("low", "medium", "high", "critical")
+"""The published severity scale, lowest first (its order is the rank)."""
+
+# --- regression mode (RFC 0251) ---------------------------------------------------------
+FACET_BASELINE_SELECTION: Final = "baselineSelection"
+"""The ``agents.evalSuite`` facet that claims ``evalModes`` / ``baselineRunId``: a boolean."""
+REGRESSION_VS_BASELINE: Final = "regressionVsBaseline"
+"""On ``eval.completed``: the summary's ``regression.scoreDelta`` (the value is this
+project's reading; the digest names the member without a shape)."""
+
+# --- this project's members of the x-openwop-eval extension ----------------------------
+EXT_FINDINGS: Final = "safetyFindings"
+"""On a trial's ``eval.scored``: that trial's findings, ``[{kind, severity}]``."""
+EXT_FAIL_ON_SEVERITY: Final = "failOnSeverity"
+"""On ``eval.started``: the severity at and above which a finding fails its trial."""
+EXT_BASELINE_AGGREGATE: Final = "baselineAggregateScore"
+"""On ``eval.started``: the baseline's ``aggregateScore``, so the log alone gives the delta."""
+EXT_DIFF_REF: Final = "diffRef"
+"""On ``eval.started``: the run diff the summary's ``regression.diffRef`` names."""
