@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -75,3 +76,20 @@ def print_run_table(console: Console, grade: SuiteGrade, run_id: str) -> None:
     )
     for reason in grade.reasons:
         console.print(f"  [red]•[/red] {escape(str(reason))}")
+
+
+def print_modes(console: Console, summary: dict[str, Any]) -> None:
+    """What a regression or adversarial run adds: the delta, and findings by task."""
+    regression = summary.get("regression")
+    if isinstance(regression, dict):
+        delta = regression["scoreDelta"]
+        console.print(
+            f"regression: aggregate score {delta:+.3g} against baseline"
+            f" {escape(str(regression['baselineRunId']))} (compare gated scores with"
+            " openwop-eval compare)"
+        )
+    for task in summary.get("tasks", ()):
+        findings = task.get("safetyFindings")
+        if findings:
+            listed = ", ".join(f"{f['kind']} ({f['severity']})" for f in findings)
+            console.print(f"[yellow]findings[/yellow] {escape(task['taskId'])}: {escape(listed)}")

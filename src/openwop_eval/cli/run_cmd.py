@@ -29,8 +29,9 @@ from ..runner.run import RunOptions, RunResult
 from ..runner.tools import LiveTool, load_live_tools
 from ..suitefile import LoadedSuite, load_suite
 from .codes import EXIT_FAILED, EXIT_INVALID, EXIT_OK
+from .modes import mode_options, run_terms, safety_policy
 from .progress import RunProgress
-from .render import print_problems, print_run_table
+from .render import print_modes, print_problems, print_run_table
 from .shell import (
     closing_judge,
     consoles,
@@ -106,6 +107,7 @@ from .shell import (
 @click.option("--resume", "resume_id", metavar="RUN_ID", help="Run only what RUN_ID is missing.")
 @click.option("--agent-id", help="The agentId recorded in the events.")
 @click.option("--quiet", is_flag=True, help="No progress display.")
+@mode_options
 def run(
     suite: str | None,
     agent_spec: str | None,
@@ -130,6 +132,11 @@ def run(
     resume_id: str | None,
     agent_id: str | None,
     quiet: bool,
+    baseline: str | None,
+    canaries: tuple[str, ...],
+    canaries_file: str | None,
+    no_secret_scan: bool,
+    fail_on_severity: str | None,
 ) -> None:
     """Run SUITE against an agent: every task, every trial; exit 0 if the suite passed,
     1 if it did not, 2 on invalid input, 3 if the run could not complete."""
@@ -154,14 +161,23 @@ def run(
         sys.exit(EXIT_INVALID)
     except (AgentSpecError, ValueError, OSError, ImportError) as exc:
         usage(err, str(exc))
+    modal: dict[str, Any] = {}
+    if loaded is not None:
+        modal = {
+            "terms": run_terms(err, store, loaded.suite, baseline, fail_on_severity),
+            "safety": safety_policy(err, loaded.suite, canaries, canaries_file, no_secret_scan),
+        }
+    elif baseline or canaries or canaries_file or no_secret_scan or fail_on_severity:
+        usage(err, "a resumed run keeps the baseline and detectors it was started with")
     with ExitStack() as stack:
         sink = open_output(stack, events, "w") if events else None
         progress = stack.enter_context(RunProgress(err, enabled=not quiet and err.is_terminal))
         common: dict[str, Any] = {"store": store, "observer": progress, "events": sink}
-        coro = _start(wiring, resume_id, options, recording, common)
+        coro = _start(wiring, resume_id, options, recording, common, modal)
         result = run_to_end(err, progress, closing_judge(coro, wiring.judge))
     write_outputs(result, out, report, junit, markdown_path)
     print_run_table(out_console, result.grade, result.run_id)
+    print_modes(out_console, result.summary)
     if result.budget_exhausted:
         err.print("[yellow]maxCostUsd was exceeded: trials after that point did not run[/yellow]")
     sys.exit(EXIT_OK if result.summary["passed"] else EXIT_FAILED)
@@ -225,6 +241,7 @@ def _start(
     options: RunOptions,
     recording: Recording | None,
     common: dict[str, Any],
+    modal: dict[str, Any],
 ) -> Coroutine[Any, Any, RunResult]:
     common = {**common, "judge": wiring.judge, "live_tools": wiring.live}
     if resume_id is not None:  # the agent and options only when given again
@@ -239,6 +256,7 @@ def _start(
         agent_spec=wiring.agent_spec,
         recording=recording,
         **common,
+        **modal,
     )
 
 

@@ -32,6 +32,8 @@ class SuiteGrade:
     total_cost_usd: float | None
     p95_latency_ms: Fraction | None
     reasons: tuple[Reason, ...]
+    exact_aggregate: Fraction = Fraction(0)
+    """The exact mean of task scores; ``aggregate_score`` is it rounded once."""
 
     @property
     def passed_count(self) -> int:
@@ -104,4 +106,5 @@ def decide_suite(plan: GradingPlan, tasks: tuple[TaskGrade, ...]) -> SuiteGrade:
         total_cost_usd=float(total_cost) if costs else None,
         p95_latency_ms=p95_latency,
         reasons=tuple(reasons),
+        exact_aggregate=aggregate,
     )

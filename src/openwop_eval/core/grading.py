@@ -8,6 +8,10 @@ matched and not failed closed and not errored.
 Task: ``meanScore`` (= the task ``score``) is the mean of trial scores; ``gatedScore`` the
 mean of gating scores; ``passed`` is ``gatedScore ≥ P`` (mean), every verdict (all) or some
 verdict (any). A trial that did not run counts as failed, with score 0.
+
+Adversarial runs with a ``failOnSeverity``: a trial with a finding at or above it fails as a
+wrong path does (gating 0, verdict false, its score untouched), and so does its task,
+whatever the pass rule — one unsafe trial is enough.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from .plan import CompiledTask, GradingPlan
 from .reasons import Reason
 from .records import TrialRecord
 from .rubric import rubric_score
+from .safety import FindingTag, at_or_above, distinct_tags
 from .stats import decimal, decimal_sum, exact_mean, pass_at_k, pass_hat_k, round_half_up, std_dev
 from .trajectory import TrajectoryResult, check_trajectory
 
@@ -44,6 +49,9 @@ class TrialGrade:
     reasons: tuple[Reason, ...]
     cost_usd: float | None = None
     latency_ms: float | None = None
+    findings: tuple[FindingTag, ...] = ()
+    unsafe: bool = False
+    """A finding reached the run's ``failOnSeverity``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +75,8 @@ class TaskGrade:
     """The exact mean the suite decides on; ``score`` is it rounded once to a float."""
     exact_gated: Fraction = Fraction(0)
     exact_latency_ms: Fraction | None = None
+    findings: tuple[FindingTag, ...] = ()
+    """The distinct findings of its trials, most severe first."""
 
 
 def grade_trial(plan: GradingPlan, task: CompiledTask, record: TrialRecord) -> TrialGrade:
@@ -104,6 +114,13 @@ def grade_trial(plan: GradingPlan, task: CompiledTask, record: TrialRecord) -> T
     closed = bool(missed) or output_score is None
     score = 0.0 if closed or output_score is None else output_score
     matched = trajectory is None or trajectory.matched
+    bar = plan.terms.fail_on_severity
+    unsafe = [f for f in record.findings if at_or_above(f.severity, bar)]
+    reasons += [
+        Reason("safety-finding", f"a {f.severity} {f.kind} finding (failOnSeverity: {bar})")
+        for f in unsafe
+    ]
+    matched = matched and not unsafe
     gating = score if matched and not closed else 0.0
     meets_bar = decimal(score) >= plan.pass_score
     if not closed and not meets_bar:
@@ -134,6 +151,8 @@ def grade_trial(plan: GradingPlan, task: CompiledTask, record: TrialRecord) -> T
         tuple(reasons),
         record.cost_usd,
         record.latency_ms,
+        distinct_tags(record.findings),
+        bool(unsafe),
     )
 
 
@@ -163,6 +182,11 @@ def grade_task(plan: GradingPlan, task: CompiledTask, records: Sequence[TrialRec
     c = sum(verdicts)
 
     reasons: list[Reason] = []
+    unsafe = sum(t.unsafe for t in trials)
+    if unsafe:
+        reasons.append(
+            Reason("safety-finding", f"{unsafe} of {plan.count} trials had a blocking finding")
+        )
     if plan.pass_rule == n.PASS_RULE_ALL:
         passed = all(verdicts)
         if not passed:
@@ -188,6 +212,7 @@ def grade_task(plan: GradingPlan, task: CompiledTask, records: Sequence[TrialRec
                 )
             )
 
+    passed = passed and not unsafe
     costs = [t.cost_usd for t in trials if t.cost_usd is not None]
     latencies = [t.latency_ms for t in trials if t.latency_ms is not None]
     exact_latency = exact_mean(latencies) if latencies else None
@@ -210,4 +235,5 @@ def grade_task(plan: GradingPlan, task: CompiledTask, records: Sequence[TrialRec
         exact_score=mean,
         exact_gated=gated,
         exact_latency_ms=exact_latency,
+        findings=distinct_tags([f for t in trials for f in t.findings]),
     )

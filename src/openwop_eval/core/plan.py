@@ -8,6 +8,7 @@ from fractions import Fraction
 from . import names as n
 from .errors import SuiteError
 from .problems import Problem, errors_in
+from .safety import Severity
 from .stats import decimal
 from .suite import Suite, Task
 from .trajectory import TrajectorySpec, compile_trajectory
@@ -23,6 +24,27 @@ class CompiledTask:
         return self.task.task_id
 
 
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    """The run a regression run is compared with: its id and ungated ``aggregateScore``."""
+
+    run_id: str
+    aggregate_score: float
+    diff_ref: str | None = None
+    """The run diff the summary names (``GET /runs/{runId}:diff?against=…``), if any."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunTerms:
+    """What a run adds to its suite's grading, as its ``eval.started`` records it."""
+
+    modes: tuple[str, ...] | None = None
+    """The modes in effect (``evalModes``); None means the suite's own."""
+    fail_on_severity: Severity | None = None
+    """Adversarial runs: a finding at or above this severity fails its trial and task."""
+    baseline: Baseline | None = None
+
+
 @dataclass(frozen=True)
 class GradingPlan:
     suite: Suite
@@ -32,6 +54,15 @@ class GradingPlan:
     pass_rule: str
     k: int
     by_id: dict[str, CompiledTask] = field(repr=False)
+    terms: RunTerms = RunTerms()
+
+    @property
+    def modes(self) -> tuple[str, ...]:
+        return self.terms.modes if self.terms.modes is not None else tuple(self.suite.modes)
+
+    @property
+    def adversarial(self) -> bool:
+        return "adversarial" in self.modes
 
 
 def compile_task(task: Task, loc: tuple[str | int, ...]) -> tuple[CompiledTask, list[Problem]]:
@@ -41,8 +72,9 @@ def compile_task(task: Task, loc: tuple[str | int, ...]) -> tuple[CompiledTask, 
     return CompiledTask(task, spec), problems
 
 
-def plan_suite(suite: Suite) -> GradingPlan:
-    """Compile ``suite`` for grading; :class:`SuiteError` if a matcher does not compile."""
+def plan_suite(suite: Suite, terms: RunTerms | None = None) -> GradingPlan:
+    """Compile ``suite`` for grading under a run's ``terms``; :class:`SuiteError` if a
+    matcher does not compile."""
     problems: list[Problem] = []
     tasks = []
     for i, task in enumerate(suite.tasks):
@@ -60,4 +92,5 @@ def plan_suite(suite: Suite) -> GradingPlan:
         pass_rule=trials.pass_rule,
         k=trials.effective_k,
         by_id={t.task_id: t for t in tasks},
+        terms=terms or RunTerms(),
     )

@@ -16,6 +16,7 @@ Rule: TypeAlias = Literal[
     "not-run",
     "judge",
     "score-below-bar",
+    "safety-finding",
     # trajectory
     "forbidden",
     "missing-step",

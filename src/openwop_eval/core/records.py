@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 from .canonical import JSON
+
+if TYPE_CHECKING:  # safety.py reads ToolCall: the import would be circular at run time
+    from .safety import FindingTag
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +39,8 @@ class TrialRecord:
     """Rubric tasks: the judge's per-criterion verdicts in [0, 1], in rubric order."""
     output_score: float | None = None
     """A recorded output score (from a run's ``eval.scored``): used as is, never re-graded."""
+    findings: tuple[FindingTag, ...] = ()
+    """Adversarial runs: the trial's safety findings, as its ``eval.scored`` records them."""
 
     @property
     def failed_closed(self) -> bool:

@@ -3,7 +3,9 @@
 It carries scores, counts and ids only — never outputs, prompts, rubric text or reasons.
 Presence follows RFC 0246 §D: ``gatedScore`` on every task with a trajectory (and on any
 other task only where it differs from ``score``); ``gatedAggregateScore`` whenever any task
-carries ``gatedScore``; ``tasks[].trials`` when the suite has a ``trials`` block.
+carries ``gatedScore``; ``tasks[].trials`` when the suite has a ``trials`` block. Adversarial
+runs give every task its ``safetyFindings`` (empty when none); regression runs against a
+baseline carry ``regression``, whose ``scoreDelta`` is on the ungated aggregate (RFC 0081).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pydantic import Field
 from . import names as n
 from .aggregate import SuiteGrade
 from .grading import TaskGrade
+from .stats import decimal
 from .suite import (
     SUITE_ID_PATTERN,
     TASK_ID_PATTERN,
@@ -94,7 +97,9 @@ def _present(**members: Any) -> dict[str, Any]:
     return {key: value for key, value in members.items() if value is not None}
 
 
-def _task_summary(task: TaskGrade, with_trials: bool, count: int, k: int) -> TaskSummary:
+def _task_summary(
+    task: TaskGrade, with_trials: bool, count: int, k: int, adversarial: bool
+) -> TaskSummary:
     show_gated = task.has_trajectory or task.gated_score != task.score
     trials = None
     if with_trials:
@@ -117,6 +122,7 @@ def _task_summary(task: TaskGrade, with_trials: bool, count: int, k: int) -> Tas
             cost_usd=task.cost_usd,
             latency_ms=task.latency_ms,
             trials=trials,
+            safety_findings=_findings(task) if adversarial else None,
         ),
         task_id=task.task_id,
         score=task.score,
@@ -124,15 +130,34 @@ def _task_summary(task: TaskGrade, with_trials: bool, count: int, k: int) -> Tas
     )
 
 
+def _findings(task: TaskGrade) -> tuple[SafetyFinding, ...]:
+    return tuple(SafetyFinding(kind=f.kind, severity=f.severity) for f in task.findings)
+
+
+def _regression(grade: SuiteGrade) -> Regression | None:
+    baseline = grade.plan.terms.baseline
+    if baseline is None or "regression" not in grade.plan.modes:
+        return None
+    delta = decimal(grade.exact_aggregate) - decimal(baseline.aggregate_score)
+    return Regression(
+        **_present(diff_ref=baseline.diff_ref),
+        baseline_run_id=baseline.run_id,
+        score_delta=float(delta),
+    )
+
+
 def build_summary(grade: SuiteGrade) -> EvalSummary:
     plan = grade.plan
     with_trials = plan.suite.trials is not None
-    tasks = tuple(_task_summary(t, with_trials, plan.count, plan.k) for t in grade.tasks)
+    tasks = tuple(
+        _task_summary(t, with_trials, plan.count, plan.k, plan.adversarial) for t in grade.tasks
+    )
     any_gated = any(t.gated_score is not None for t in tasks)
     return EvalSummary(
         **_present(
             gated_aggregate_score=grade.gated_aggregate_score if any_gated else None,
             total_cost_usd=grade.total_cost_usd,
+            regression=_regression(grade),
         ),
         suite_id=plan.suite.suite_id,
         suite_version=plan.suite.version,

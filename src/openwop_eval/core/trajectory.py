@@ -98,7 +98,7 @@ def compile_trajectory(spec: Trajectory, loc: Loc = ()) -> tuple[TrajectorySpec,
 def check_trajectory(spec: TrajectorySpec, calls: Sequence[ToolCall]) -> TrajectoryResult:
     """Grade one trial's calls; every violated constraint becomes a :class:`Reason`."""
     violations: list[Reason] = []
-    violations.extend(_forbidden(spec, calls))
+    violations.extend(forbidden_calls(spec, calls))
     if spec.order == n.ORDER_EXACT:
         violations.extend(_exact(spec.steps, calls))
     elif spec.order == n.ORDER_ANY_ORDER:
@@ -113,7 +113,8 @@ def check_trajectory(spec: TrajectorySpec, calls: Sequence[ToolCall]) -> Traject
     return TrajectoryResult(not violations, tuple(violations))
 
 
-def _forbidden(spec: TrajectorySpec, calls: Sequence[ToolCall]) -> list[Reason]:
+def forbidden_calls(spec: TrajectorySpec, calls: Sequence[ToolCall]) -> list[Reason]:
+    """A ``forbidden`` reason for every call attempt to a forbidden tool."""
     found = []
     for i, call in enumerate(calls):
         for pattern in spec.forbidden:

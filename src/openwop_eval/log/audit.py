@@ -11,9 +11,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core import Suite, SuiteGrade, grade_suite, json_equal, plan_suite, summary_dict
+from ..core import Suite, SuiteGrade, TrialRecord, grade_suite, json_equal, plan_suite, summary_dict
+from ..core import names as n
+from ..core.plan import GradingPlan
 from .names import EVAL_COMPLETED, v2_type
-from .replay import replay
+from .replay import Replay, replay
+from .terms import terms_of
 
 
 @dataclass(frozen=True)
@@ -47,14 +50,48 @@ class Verification:
         return not self.mismatches
 
 
+@dataclass(frozen=True)
+class Recomputed:
+    """A run graded from its log alone: under the terms its ``eval.started`` states."""
+
+    log: Replay
+    plan: GradingPlan
+    grade: SuiteGrade
+    summary: dict[str, Any]
+    problems: list[str]
+
+
+def recompute(suite: Suite, docs: Iterable[dict[str, Any]]) -> Recomputed:
+    """The one reading of a run's verdict: the runner decides with it, ``verify`` audits."""
+    log = replay(docs)
+    problems = list(log.problems)
+    plan = plan_suite(suite, terms_of(log.started, problems))
+    grade = grade_suite(plan, log.records)
+    return Recomputed(log, plan, grade, summary_dict(grade), problems)
+
+
+def regrade(recomputed: Recomputed, records: Iterable[TrialRecord]) -> SuiteGrade:
+    """The same plan on other records of the same trials (with local diagnostics)."""
+    return grade_suite(recomputed.plan, records)
+
+
+COMPLETED_KEYS = ("aggregateScore", "passed", "taskCount", "passedCount")
+
+
+def completed_payload(summary: dict[str, Any]) -> dict[str, Any]:
+    """``eval.completed``: the summary's values, and the regression delta when there is one."""
+    payload = {key: summary[key] for key in COMPLETED_KEYS}
+    if "regression" in summary:
+        payload[n.REGRESSION_VS_BASELINE] = summary["regression"]["scoreDelta"]
+    return payload
+
+
 def verify_log(
     suite: Suite, docs: Iterable[dict[str, Any]], given: dict[str, Any] | None = None
 ) -> Verification:
     docs = list(docs)
-    log = replay(docs)
-    grade = grade_suite(plan_suite(suite), log.records)
-    summary = summary_dict(grade)
-    problems = list(log.problems)
+    done = recompute(suite, docs)
+    log, grade, summary, problems = done.log, done.grade, done.summary, done.problems
     for task in grade.tasks:
         for trial in task.trials:
             stated = log.recorded_passed.get((task.task_id, trial.index))
@@ -67,10 +104,11 @@ def verify_log(
     for doc in docs:
         if v2_type(str(doc.get("type"))) == EVAL_COMPLETED:
             payload = doc.get("payload") or {}
-            for key in ("aggregateScore", "passed", "taskCount", "passedCount"):
+            expected = completed_payload(summary)
+            for key in (*COMPLETED_KEYS, n.REGRESSION_VS_BASELINE):
                 problems.extend(
                     f"eval.completed {m}"
-                    for m in diff(payload.get(key, _MISSING), summary[key], key)
+                    for m in diff(payload.get(key, _MISSING), expected.get(key, _MISSING), key)
                 )
     mismatches = diff(given, summary) if given is not None else []
     return Verification(summary, grade, mismatches, problems)

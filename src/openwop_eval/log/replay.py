@@ -13,12 +13,15 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from ..core import JSON, ToolCall, TrialRecord
+from ..core import names as n
 from ..core.canonical import is_number
+from ..core.safety import MAX_TRIAL_FINDINGS, FindingTag, Severity, finding_problem
 from .names import (
     EVAL_SCORED,
+    EVAL_STARTED,
     EXT,
     INVOCATION_COMPLETED,
     INVOCATION_STARTED,
@@ -55,6 +58,8 @@ class Replay:
     responses: dict[tuple[str, int], list[tuple[str, JSON, JSON]]]
     """Per (task, trial): the calls a fixture served or a live tool answered, with results."""
     problems: list[str]
+    started: dict[str, Any] | None = None
+    """The ``eval.started`` payload: the run's terms (see :mod:`.terms`)."""
 
 
 def replay(docs: Iterable[dict[str, Any]]) -> Replay:
@@ -63,9 +68,12 @@ def replay(docs: Iterable[dict[str, Any]]) -> Replay:
     open_invocation: str | None = None
     problems: list[str] = []
     seen_trials: defaultdict[str, int] = defaultdict(int)
+    started: dict[str, Any] | None = None
     for doc in sorted(docs, key=sequence_of):
         kind = v2_type(str(doc.get("type", "")))
         payload = _object(doc.get("payload"))
+        if kind == EVAL_STARTED and started is None:
+            started = payload
         ext = _object(payload.get(EXT))
         raw_key = ext.get("invocationId") or payload.get("invocationId") or open_invocation
         key = None if raw_key is None else str(raw_key)
@@ -115,7 +123,7 @@ def replay(docs: Iterable[dict[str, Any]]) -> Replay:
         records.append(_record(inv, problems))
         passed[index] = inv.scored.get("passed") is True
         responses[index] = [(c.tool, c.args, c.result) for c in inv.calls.values() if c.answered]
-    return Replay(records, passed, responses, problems)
+    return Replay(records, passed, responses, problems, started)
 
 
 def _object(value: Any) -> dict[str, Any]:
@@ -167,4 +175,23 @@ def _record(inv: _Invocation, problems: list[str]) -> TrialRecord:
         cost_usd=_measure(scored, "costUsd", where, problems),
         latency_ms=_measure(scored, "latencyMs", where, problems),
         output_score=float(score) if score is not None else 0.0,
+        findings=_findings(_object(scored.get(EXT)).get(n.EXT_FINDINGS), where, problems),
     )
+
+
+def _findings(value: Any, where: str, problems: list[str]) -> tuple[FindingTag, ...]:
+    """A trial's recorded findings; a malformed one is a problem and is left out."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or len(value) > MAX_TRIAL_FINDINGS:
+        problems.append(f"{where}: its findings are not a list of at most {MAX_TRIAL_FINDINGS}")
+        return ()
+    tags = []
+    for item in value:
+        kind, severity = _object(item).get("kind"), _object(item).get("severity")
+        problem = finding_problem(kind, severity)
+        if problem is not None:
+            problems.append(f"{where}: a finding is left out: {problem}")
+            continue
+        tags.append(FindingTag(str(kind), cast(Severity, severity)))
+    return tuple(tags)

@@ -16,13 +16,18 @@ from typing import IO, Any
 
 from ..agents import Agent, resolve_agent
 from ..core import OpenwopEvalError, SuiteError
+from ..core.plan import RunTerms
 from ..core.records import Recording
 from ..core.rubric import Judge
+from ..core.safety import SafetyPolicy
+from ..log.names import EVAL_STARTED
+from ..log.terms import terms_of
 from ..store import RunRecord, Store
 from ..suitefile import LoadedSuite, load_suite, parse_suite, suite_document
 from .ending import SOURCE_LOST, SUITE_LOST, RunFailure, end_run, settle_logged_end
 from .fixtures import FixtureSource, FixtureSourceError
 from .run import Execution, Observer, RunOptions, RunResult, execute_run, prepare_run, reopen_run
+from .safety import policy_from_json
 from .tools import LiveTool
 
 
@@ -54,6 +59,10 @@ class RunRequest:
     """The ``run.started`` owner (a host's caller)."""
     metadata: Mapping[str, Any] | None = None
     """Recorded with the run's options (a host's ``evalSuiteRef``, ``fixtureRuns``)."""
+    terms: RunTerms = field(default_factory=RunTerms)
+    """The modes in effect (default: the suite's), the baseline, the safety bar."""
+    safety: SafetyPolicy | None = None
+    """What an adversarial run's detectors look for (default: the built-in policy)."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +72,9 @@ class Reopened:
     run: RunRecord
     loaded: LoadedSuite
     fixtures: FixtureSource
+    terms: RunTerms = field(default_factory=RunTerms)
+    """As its ``eval.started`` records them."""
+    safety: SafetyPolicy | None = None
 
 
 @dataclass
@@ -139,7 +151,9 @@ class RunService:
             fixtures = FixtureSource.from_json(run.fixture_source)
         except FixtureSourceError:
             raise self._ended(run_id, SOURCE_LOST) from None
-        return Reopened(run, loaded, fixtures)
+        terms = terms_of(_eval_started(self.store.events(run_id, limit=8)), [])
+        safety = policy_from_json(run.options.get("safety")) if "safety" in run.options else None
+        return Reopened(run, loaded, fixtures, terms, safety)
 
     def resume(
         self,
@@ -155,7 +169,15 @@ class RunService:
         only the agent's wiring (and concurrency, timeouts) may be given afresh."""
         run = reopened.run
         request = RunRequest(
-            reopened.loaded, agent, run.agent_spec, options, reopened.fixtures, judge, live_tools
+            reopened.loaded,
+            agent,
+            run.agent_spec,
+            options,
+            reopened.fixtures,
+            judge,
+            live_tools,
+            terms=reopened.terms,
+            safety=reopened.safety,
         )
         execution = self._execution(request, observer, events)
         reopen_run(execution, run)
@@ -184,7 +206,14 @@ class RunService:
             observer,
             events,
             self.on_commit,
+            terms=request.terms,
+            safety=request.safety,
         )
+
+
+def _eval_started(docs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    payload = next((d.get("payload") for d in docs if d.get("type") == EVAL_STARTED), None)
+    return payload if isinstance(payload, dict) else None
 
 
 def check_runnable(request: RunRequest) -> None:
@@ -201,6 +230,14 @@ def check_runnable(request: RunRequest) -> None:
         raise RunError("live-shadow runs need a suite whose modes include live-shadow")
     if request.options.concurrency < 1:
         raise RunError("concurrency must be at least 1")
+    modes = request.terms.modes
+    if modes is not None and not set(modes) <= set(suite.modes):
+        raise RunError(f"modes {sorted(set(modes) - set(suite.modes))} are not the suite's")
+    effective = modes if modes is not None else suite.modes
+    if request.terms.baseline is not None and "regression" not in effective:
+        raise RunError("a baseline needs a suite whose modes include regression")
+    if request.terms.fail_on_severity is not None and "adversarial" not in effective:
+        raise RunError("failing on a finding's severity needs the adversarial mode")
 
 
 # --- the convenience functions of the library -------------------------------------------
@@ -218,6 +255,8 @@ async def run_suite_async(
     observer: Observer | None = None,
     events: IO[str] | None = None,
     agent_spec: str | None = None,
+    terms: RunTerms | None = None,
+    safety: SafetyPolicy | None = None,
 ) -> RunResult:
     """Run every trial of every task of ``suite`` against ``agent`` and grade the run.
 
@@ -225,6 +264,8 @@ async def run_suite_async(
     the tasks it names, in place of the suite's fixtures; it is stored with the run, so a
     resume serves it again. ``agent_spec`` is recorded so the run can be resumed without
     naming the agent again; it defaults to ``agent`` when that is a specification string.
+    ``terms`` give a regression run its baseline and an adversarial run its safety bar;
+    ``safety`` what its detectors look for.
     """
     options = options or RunOptions()
     loaded = suite if isinstance(suite, LoadedSuite) else load_suite(suite)
@@ -235,7 +276,17 @@ async def run_suite_async(
         resolve_agent(agent, threads=options.concurrency) if isinstance(agent, str) else agent
     )
     fixtures = FixtureSource(recording, options.live_shadow)
-    request = RunRequest(loaded, resolved, spec, options, fixtures, judge, live_tools)
+    request = RunRequest(
+        loaded,
+        resolved,
+        spec,
+        options,
+        fixtures,
+        judge,
+        live_tools,
+        terms=terms or RunTerms(),
+        safety=safety,
+    )
     try:
         active = RunService(store or Store()).start(request, observer, events)
         return await active.execute()

@@ -20,16 +20,22 @@ from fractions import Fraction
 from typing import IO, Any, Protocol
 
 from ..agents.base import Agent
-from ..core import GradingPlan, SuiteGrade, TrialRecord, grade_suite, plan_suite, summary_dict
+from ..core import GradingPlan, SuiteGrade, TrialRecord, plan_suite
+from ..core.plan import RunTerms
 from ..core.rubric import Judge
+from ..core.safety import SafetyPolicy
 from ..core.stats import decimal_sum
+from ..log.audit import completed_payload, recompute, regrade
 from ..log.names import EVAL_COMPLETED, EVAL_STARTED, RUN_COMPLETED, RUN_STARTED, workflow_id
 from ..log.replay import replay
+from ..log.terms import started_payload
 from ..store import RunRecord, Store
 from ..suitefile import LoadedSuite
+from .baseline import diff_ref
 from .ending import end_run, failure_of, writer_for
 from .events import EventWriter, new_id, pending
 from .fixtures import FixtureSource
+from .safety import policy_to_json
 from .tools import LiveTool
 from .trial import TrialOutcome, TrialSetup, run_trial
 
@@ -82,10 +88,19 @@ class Execution:
     stopping: bool = False
     """Set before cancelling to stop without ending the run (a host shutting down): the
     finished trials are kept and the run stays open for recovery to resume."""
+    terms: RunTerms = field(default_factory=RunTerms)
+    """The modes in effect, the baseline and the safety bar: recorded in ``eval.started``."""
+    safety: SafetyPolicy | None = None
+    """What adversarial runs detect (the defaults when None)."""
 
     @property
     def plan(self) -> GradingPlan:
-        return plan_suite(self.loaded.suite)
+        return plan_suite(self.loaded.suite, self.terms)
+
+    @property
+    def detectors(self) -> SafetyPolicy | None:
+        """The detection policy when the run is adversarial, else None."""
+        return (self.safety or SafetyPolicy()) if self.plan.adversarial else None
 
 
 def prepare_run(
@@ -103,14 +118,15 @@ def prepare_run(
     started: dict[str, Any] = {"workflowId": workflow_id(suite.suite_id), "inputs": {}}
     if owner is not None:
         started["owner"] = owner
-    eval_started: dict[str, Any] = {
-        "suiteId": suite.suite_id,
-        "suiteVersion": suite.version,
-        "taskCount": len(suite.tasks),
-        "modes": list(suite.modes),
-    }
-    if extra and extra.get("fixtureRuns"):
-        eval_started["fixtureRuns"] = extra["fixtureRuns"]  # the accepted map, echoed
+    terms = execution.terms
+    if terms.baseline is not None:
+        terms = replace(terms, baseline=diff_ref(run_id, terms.baseline, execution.store))
+        execution.terms = terms
+    eval_started = started_payload(suite, terms, (extra or {}).get("fixtureRuns"))
+    stored = {**execution.options.as_dict(), **(extra or {})}
+    detectors = execution.detectors
+    if detectors is not None:
+        stored["safety"] = policy_to_json(detectors)
     opening: list[dict[str, Any]] = []
     numbering = EventWriter(run_id, lambda docs, _trials: opening.extend(docs))
     numbering.write([pending(RUN_STARTED, started), pending(EVAL_STARTED, eval_started)])
@@ -125,7 +141,7 @@ def prepare_run(
             agent_spec=agent_spec,
             agent_id=execution.agent.agent_id,
             suite_doc=suite_doc,
-            options={**execution.options.as_dict(), **(extra or {})},
+            options=stored,
             fixture_source=execution.fixtures.to_json(),
         ),
         opening,
@@ -186,6 +202,7 @@ async def _execute(execution: Execution, run_id: str, writer: EventWriter) -> Ru
         execution.observer.started(run_id, plan.count * len(plan.tasks), len(done))
 
     gate = asyncio.Semaphore(max(1, execution.options.concurrency))
+    detectors = execution.detectors
 
     async def one(task: Any, index: int) -> None:
         nonlocal exhausted
@@ -202,6 +219,7 @@ async def _execute(execution: Execution, run_id: str, writer: EventWriter) -> Ru
                     execution.fixtures.book(task, index),
                     execution.live,
                     execution.options.timeout_s,
+                    detectors,
                 )
             )
             writer.write(
@@ -228,18 +246,10 @@ async def _finish(
 ) -> RunResult:
     docs = execution.store.events(run_id)
     diagnostics = execution.store.trial_results(run_id)
-    summary, grade = await asyncio.to_thread(_decide, plan, docs, diagnostics)
+    summary, grade = await asyncio.to_thread(_decide, execution.loaded, docs, diagnostics)
     writer.write(
         [
-            pending(
-                EVAL_COMPLETED,
-                {
-                    "aggregateScore": summary["aggregateScore"],
-                    "passed": summary["passed"],
-                    "taskCount": summary["taskCount"],
-                    "passedCount": summary["passedCount"],
-                },
-            ),
+            pending(EVAL_COMPLETED, completed_payload(summary)),
             pending(RUN_COMPLETED, {"outputs": {"evalSummary": summary}}),
         ]
     )
@@ -251,17 +261,17 @@ async def _finish(
 
 
 def _decide(
-    plan: GradingPlan,
+    loaded: LoadedSuite,
     docs: list[dict[str, Any]],
     diagnostics: dict[tuple[str, int], dict[str, Any]],
 ) -> tuple[dict[str, Any], SuiteGrade]:
     """The summary from the log alone, as any auditor computes it, and the same grade with
     the local diagnostics (outputs, error messages) put back for the reasons people read;
     the numbers and verdicts cannot differ, the scores being recorded facts."""
-    records = replay(docs).records
-    summary = summary_dict(grade_suite(plan, records))
-    grade = grade_suite(plan, [_enrich(r, diagnostics.get((r.task_id, r.index))) for r in records])
-    return summary, grade
+    done = recompute(loaded.suite, docs)
+    records = done.log.records
+    grade = regrade(done, [_enrich(r, diagnostics.get((r.task_id, r.index))) for r in records])
+    return done.summary, grade
 
 
 def _enrich(record: TrialRecord, extra: dict[str, Any] | None) -> TrialRecord:

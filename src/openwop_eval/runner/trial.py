@@ -7,7 +7,7 @@ import asyncio
 import math
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from ..agents.base import Agent, AgentProtocolError, AgentReply, ToolMissError, TrialContext
@@ -23,8 +23,10 @@ from ..core import (
     grade_trial,
 )
 from ..core.rubric import Judge
+from ..core.safety import SafetyPolicy
 from ..log.names import DECIDED, EVAL_SCORED, EXT, INVOCATION_COMPLETED, INVOCATION_STARTED
 from .events import Pending, new_id, pending
+from .safety import scored_members, trial_findings
 from .tools import FixtureBook, LiveTool, ToolBoundary
 
 
@@ -38,6 +40,8 @@ class TrialSetup:
     fixtures: FixtureBook | None = None
     live: Mapping[str, LiveTool] | None = None
     timeout_s: float | None = None
+    safety: SafetyPolicy | None = None
+    """Set in adversarial runs: what the detectors look for."""
 
 
 @dataclass
@@ -83,7 +87,7 @@ async def run_trial(setup: TrialSetup) -> TrialOutcome:
     }
     if invoked.transcript is not None:
         diagnostics["transcript"] = invoked.transcript
-    verdicts = None
+    verdicts, judged = None, ()
     if invoked.error is None and reply is not None and task.expected.rubric is not None:
         verdicts = await _judge(setup, reply, diagnostics)
     record = TrialRecord(
@@ -96,6 +100,10 @@ async def run_trial(setup: TrialSetup) -> TrialOutcome:
         latency_ms=invoked.latency_ms,
         verdicts=verdicts,
     )
+    if setup.safety is not None:
+        tags, located = trial_findings(setup.safety, setup.task, record, judged)
+        record = replace(record, findings=tags)
+        diagnostics["safetyFindings"] = located
     # Bounded, but CPU work: off the event loop, which a host shares with its requests.
     grade = await asyncio.to_thread(grade_trial, setup.plan, setup.task, record)
     diagnostics["calls"] = [asdict(c) for c in boundary.calls]
@@ -161,6 +169,11 @@ def _closing_events(
     }
     if record.cost_usd is not None:
         scored["costUsd"] = record.cost_usd
+    scored_ext = dict(ext[EXT])
+    if setup.safety is not None:
+        count, tags = scored_members(record.findings)
+        scored.update(count)
+        scored_ext.update(tags)
     return [
         pending(DECIDED, {"agentId": agent_id, "decision": outcome, **ext}),
         pending(
@@ -172,7 +185,7 @@ def _closing_events(
                 EXT: {**ext[EXT], **({"error": kind} if kind else {})},
             },
         ),
-        pending(EVAL_SCORED, {**scored, **ext}),
+        pending(EVAL_SCORED, {**scored, EXT: scored_ext}),
     ]
 
 
