@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from openwop_eval import CriterionVerdict, JudgeProtocolError, JudgeRequest
+from openwop_eval.core.safety import FindingTag
 from openwop_eval.judges import JudgeSpecError, ScriptedJudge, resolve_judge
 
 SCRIPT = {
@@ -32,9 +33,11 @@ default:
 """
 
 
-def request(task_id: str = "refunds", trial: int = 0, criteria: int = 2) -> JudgeRequest:
+def request(
+    task_id: str = "refunds", trial: int = 0, criteria: int = 2, *, findings: bool = False
+) -> JudgeRequest:
     names = tuple(f"criterion {i}" for i in range(criteria))
-    return JudgeRequest(task_id, trial, {"q": "refund?"}, "30 days", names)
+    return JudgeRequest(task_id, trial, {"q": "refund?"}, "30 days", names, findings)
 
 
 def judge(scripted: ScriptedJudge, req: JudgeRequest) -> list[CriterionVerdict]:
@@ -113,7 +116,11 @@ def test_every_load_problem_is_listed_with_its_path_and_line(tmp_path: Path) -> 
         (3, "$.tasks.refunds[0][1]", "must be a number in [0, 1], got 1.5"),
         (4, "$.tasks.refunds[1][0]", "must be a number in [0, 1], got true"),
         (6, "$.tasks.refunds[2].rationales", 'has 1 items but "met" has 2'),
-        (7, "$.tasks.refunds[2].why", 'unknown key \'why\'; expected "met" or "rationales"'),
+        (
+            7,
+            "$.tasks.refunds[2].why",
+            'unknown key \'why\'; expected "met", "rationales" or "findings"',
+        ),
         (8, "$.tasks.empty", "must be a non-empty list of entries, one per trial"),
         (
             10,
@@ -142,6 +149,93 @@ def test_json_problems_carry_lines_too(tmp_path: Path) -> None:
         ScriptedJudge.from_file(path)
     [problem] = caught.value.problems
     assert (problem.line, problem.path) == (4, "$.tasks.a[0][1]")
+
+
+FINDINGS_YAML = """\
+tasks:
+  leaky:
+    - met: [0, 1]
+      findings:
+        - {kind: prompt-leak, severity: high}
+        - {kind: secret-leak, severity: critical}
+    - [1, 1]
+"""
+LEAKY_FIRST = [
+    CriterionVerdict(
+        0.0,
+        None,
+        (FindingTag("prompt-leak", "high"), FindingTag("secret-leak", "critical")),
+    ),
+    CriterionVerdict(1.0),
+]
+
+
+def test_findings_are_replayed_on_the_first_verdict_when_asked(tmp_path: Path) -> None:
+    path = tmp_path / "findings.yaml"
+    path.write_text(FINDINGS_YAML)
+    scripted = ScriptedJudge.from_file(path)
+    assert judge(scripted, request("leaky", 0, findings=True)) == LEAKY_FIRST
+    assert judge(scripted, request("leaky", 1, findings=True)) == [
+        CriterionVerdict(1.0),
+        CriterionVerdict(1.0),
+    ]
+    # outside adversarial mode the judge is not asked, so it reports none
+    assert judge(scripted, request("leaky", 0)) == [CriterionVerdict(0.0), CriterionVerdict(1.0)]
+
+
+def test_an_empty_findings_list_is_no_findings() -> None:
+    scripted = ScriptedJudge.from_document({"default": [{"met": [1], "findings": []}]})
+    assert judge(scripted, request(criteria=1, findings=True)) == [CriterionVerdict(1.0)]
+
+
+HOSTILE_FINDINGS_YAML = f"""\
+tasks:
+  t:
+    - met: [1]
+      findings:
+        - {{kind: prompt leak, severity: high}}
+        - {{kind: {"a" * 65}, severity: severe}}
+        - {{kind: ok, severity: low, text: the system prompt is...}}
+        - {{severity: low}}
+        - prompt-leak
+        - {{kind: 7, severity: [high]}}
+    - met: [1]
+      findings: {{kind: ok, severity: low}}
+    - met: [1]
+      findings: [{", ".join(["{kind: k, severity: low}"] * 17)}]
+"""
+SLUG = "a finding kind must be a lower-case slug of 1 to 64 of [a-z0-9.-]"
+SEVERITY = "a finding severity must be one of low, medium, high, critical"
+
+
+def test_hostile_findings_are_located_problems(tmp_path: Path) -> None:
+    path = tmp_path / "hostile.yaml"
+    path.write_text(HOSTILE_FINDINGS_YAML)
+    with pytest.raises(JudgeSpecError) as caught:
+        ScriptedJudge.from_file(path)
+    found = {(p.line, p.path, p.message) for p in caught.value.problems}
+    at = "$.tasks.t[0].findings"
+    assert found == {
+        (5, f"{at}[0].kind", SLUG),
+        (6, f"{at}[1].kind", SLUG),
+        (6, f"{at}[1].severity", SEVERITY),
+        (7, f"{at}[2].text", 'unknown key \'text\'; expected "kind" or "severity"'),
+        (8, f"{at}[3]", 'missing "kind"'),
+        (9, f"{at}[4]", 'a finding must be an object {"kind": ..., "severity": ...}'),
+        (10, f"{at}[5].kind", SLUG),
+        (10, f"{at}[5].severity", SEVERITY),
+        (12, "$.tasks.t[1].findings", 'must be a list of {"kind": ..., "severity": ...} objects'),
+        (14, "$.tasks.t[2].findings", "has 17 findings; at most 16"),
+    }
+
+
+def test_sixteen_findings_and_a_64_character_kind_are_accepted() -> None:
+    kinds = ["k" * 64, *(f"kind-{i}" for i in range(15))]
+    entry = {"met": [1], "findings": [{"kind": k, "severity": "low"} for k in kinds]}
+    [verdict] = judge(
+        ScriptedJudge.from_document({"default": [entry]}), request(criteria=1, findings=True)
+    )
+    assert [t.kind for t in verdict.findings] == kinds
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,13 @@ import httpx
 import pytest
 
 from openwop_eval.server import HostConfig, create_app
-from openwop_eval.server.config import AgentConfig, ApiKey, DeploymentPolicy, Limits
+from openwop_eval.server.config import (
+    AdversarialPolicy,
+    AgentConfig,
+    ApiKey,
+    DeploymentPolicy,
+    Limits,
+)
 from openwop_eval.store import Store
 from openwop_eval.wire import project
 from tests.asgi import Lifespan, client
@@ -45,6 +51,7 @@ def host_config(
     agents: Mapping[str, AgentConfig] | None = None,
     without: Sequence[str] = (),
     limits: Mapping[str, Any] | None = None,
+    adversarial: AdversarialPolicy | None = None,
 ) -> HostConfig:
     """Two tenants and a read-only key; promotions into staged and active are gated.
 
@@ -66,6 +73,7 @@ def host_config(
         conformance_fixtures=True,
         agents={agent_id: c for agent_id, c in served.items() if agent_id not in without},
         deployment=DeploymentPolicy(gated_states=("staged", "active")),
+        adversarial=adversarial or AdversarialPolicy(),
         api_keys=(
             ApiKey(name="acme-ci", tenant="acme", key="acme-key"),
             ApiKey(name="globex-ci", tenant="globex", key="globex-key"),
@@ -222,5 +230,6 @@ def run_routes(projected: str) -> list[tuple[str, str]]:
         ("GET", f"{path}/events"),
         ("GET", f"{path}/events/poll?timeout=0"),
         ("GET", f"{path}/eval-summary"),
+        ("GET", f"{path}:diff?against={projected}"),
         ("POST", f"{path}/cancel"),
     ]

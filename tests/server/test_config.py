@@ -139,7 +139,7 @@ def test_the_development_default_serves_the_fixtures_to_one_key(database: str) -
             "conformance-eval-trajectory-gate",
             "conformance-eval-trajectory-gate-mean",
         ]
-        assert discovery["agents"]["evalSuite"]["modes"] == ["golden"]  # no judge: no rubric
+        assert discovery["agents"]["evalSuite"]["modes"] == ["golden", "adversarial", "regression"]
         run_id = host.run_to_end(GATE_SUITE, MOCK, key=DEV_KEY)
         assert run_id.startswith("dev/")
         assert host.request("GET", "/runs", key="acme-key").status_code == 401

@@ -212,7 +212,16 @@ def headers(pool: Pool) -> st.SearchStrategy[list[tuple[bytes, bytes]]]:
     )
 
 
-QUERY_NAMES = ["limit", "cursor", "status", "workflowId", "afterSequence", "timeout", "streamMode"]
+QUERY_NAMES = [
+    "limit",
+    "cursor",
+    "status",
+    "workflowId",
+    "afterSequence",
+    "timeout",
+    "streamMode",
+    "against",
+]
 QUERIES = st.dictionaries(st.sampled_from(QUERY_NAMES) | TEXT, NUMBER_TEXT | TEXT, max_size=3).map(
     lambda q: "&".join(f"{url_part(k)}={url_part(v)}" for k, v in q.items())
 )
@@ -304,6 +313,7 @@ def test_every_route_is_fuzzed(pool: Pool) -> None:
         ("GET", "/runs/{run_id}/events/poll"),
         ("POST", "/runs/{run_id}/cancel"),
         ("GET", "/runs/{run_id}/eval-summary"),
+        ("GET", "/runs/{run_id}:diff"),
         ("GET", "/agents"),
         ("GET", "/agents/{agent_id}"),
         ("GET", "/agents/{agent_id}/deployments"),

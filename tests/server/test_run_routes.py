@@ -110,7 +110,9 @@ def test_discovery_describes_the_host_and_is_cached_by_its_etag(app: AppHost) ->
     doc = first.json()
     assert doc["protocolVersions"] == ["2.0"]
     assert doc["implementation"]["name"] == "openwop-eval"
-    assert doc["agents"]["evalSuite"]["modes"] == ["golden", "rubric"]  # an agent has a judge
+    eval_suite = doc["agents"]["evalSuite"]
+    assert eval_suite["modes"] == ["golden", "rubric", "adversarial", "regression"]  # a judge
+    assert eval_suite["baselineSelection"] is True
     assert doc["agents"]["deployment"]["states"] == list(STATES)
     assert doc["agents"]["deployment"]["channels"] == ["stable"]
     assert doc["runList"]["maxPageSize"] == 100

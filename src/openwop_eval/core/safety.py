@@ -38,13 +38,20 @@ class FindingTag:
         return {"kind": self.kind, "severity": self.severity}
 
 
+def finding_field_problems(kind: object, severity: object) -> dict[str, str]:
+    """What is wrong with the kind and with the severity, by field name; ``{}`` for a tag
+    (both fields are checked, so a loader can locate each)."""
+    problems = {}
+    if not isinstance(kind, str) or _KIND.fullmatch(kind) is None:
+        problems["kind"] = "a finding kind must be a lower-case slug of 1 to 64 of [a-z0-9.-]"
+    if not isinstance(severity, str) or severity not in SEVERITY_RANK:  # may be unhashable
+        problems["severity"] = f"a finding severity must be one of {', '.join(n.SEVERITIES)}"
+    return problems
+
+
 def finding_problem(kind: object, severity: object) -> str | None:
     """Why ``(kind, severity)`` is not a finding tag, or None when it is one."""
-    if not isinstance(kind, str) or _KIND.fullmatch(kind) is None:
-        return "a finding kind must be a lower-case slug of 1 to 64 of [a-z0-9.-]"
-    if severity not in SEVERITY_RANK:
-        return f"a finding severity must be one of {', '.join(n.SEVERITIES)}"
-    return None
+    return next(iter(finding_field_problems(kind, severity).values()), None)
 
 
 def at_or_above(severity: str, level: str | None) -> bool:

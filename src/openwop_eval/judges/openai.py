@@ -5,6 +5,8 @@ strictly. A malformed reply is retried with a message saying exactly what was wr
 throttled or failing endpoint (408, 429, 5xx, transport errors) is retried with exponential
 backoff. Every exchange is kept in a :class:`JudgeRecord`, so a report can show what the
 model saw and said, and a re-grade reads the recorded verdicts instead of asking again.
+When the request asks for safety findings, the model is asked for them too and a bad finding
+is an unusable reply like a bad ``met``.
 """
 
 from __future__ import annotations
@@ -60,11 +62,13 @@ class JudgeRecord:
     trial_index: int
     attempts: tuple[JudgeAttempt, ...]
     verdicts: tuple[CriterionVerdict, ...] | None = None
+    report_findings: bool = False
+    """Whether findings were asked for; only then do the verdicts list theirs."""
 
     def as_dict(self) -> dict[str, JSON]:
-        verdicts = None
+        verdicts: list[JSON] | None = None
         if self.verdicts is not None:
-            verdicts = [{"met": v.met, "rationale": v.rationale} for v in self.verdicts]
+            verdicts = [self._verdict(v) for v in self.verdicts]
         return {
             "judge": "openai",
             "model": self.model,
@@ -73,6 +77,12 @@ class JudgeRecord:
             "attempts": [a.as_dict() for a in self.attempts],
             "verdicts": verdicts,
         }
+
+    def _verdict(self, verdict: CriterionVerdict) -> JSON:
+        entry: dict[str, JSON] = {"met": verdict.met, "rationale": verdict.rationale}
+        if self.report_findings:
+            entry["findings"] = [dict(t.as_dict()) for t in verdict.findings]
+        return entry
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,7 +171,7 @@ class OpenAIJudge:
         self, request: JudgeRequest
     ) -> tuple[list[CriterionVerdict], JudgeRecord]:
         """The verdicts and the record of every attempt it took to get them."""
-        count = len(request.criteria)
+        count, findings = len(request.criteria), request.report_findings
         messages = build_messages(request)
         attempts: list[JudgeAttempt] = []
         failures: list[str] = []
@@ -170,11 +180,11 @@ class OpenAIJudge:
         def record(verdicts: list[CriterionVerdict] | None = None) -> JudgeRecord:
             final = tuple(verdicts) if verdicts is not None else None
             return JudgeRecord(
-                self.model, request.task_id, request.trial_index, tuple(attempts), final
+                self.model, request.task_id, request.trial_index, tuple(attempts), final, findings
             )
 
         for number in range(1, self.max_attempts + 1):
-            outcome = await self._attempt(tuple(messages), count)
+            outcome = await self._attempt(tuple(messages), count, findings)
             attempt = outcome.attempt
             attempts.append(attempt)
             if outcome.kind == "ok":
@@ -193,7 +203,7 @@ class OpenAIJudge:
             if outcome.kind == "malformed":
                 messages += [
                     {"role": "assistant", "content": attempt.reply or ""},
-                    corrective_message(outcome.reasons, count),
+                    corrective_message(outcome.reasons, count, findings=findings),
                 ]
             else:
                 throttled += 1
@@ -205,7 +215,7 @@ class OpenAIJudge:
             record(),
         )
 
-    async def _attempt(self, messages: tuple[Message, ...], count: int) -> _Outcome:
+    async def _attempt(self, messages: tuple[Message, ...], count: int, findings: bool) -> _Outcome:
         payload: dict[str, Any] = {
             "model": self.model,
             "messages": list(messages),
@@ -224,7 +234,7 @@ class OpenAIJudge:
             error = "the reply had no text content"
             attempt = JudgeAttempt(messages, None, error, status, model, usage)
             return _Outcome(attempt, "malformed", reasons=(error,))
-        verdicts, reasons = parse_verdicts(content, count)
+        verdicts, reasons = parse_verdicts(content, count, findings=findings)
         reply = self._endpoint.redact(content)
         if not reasons:
             attempt = JudgeAttempt(messages, reply, None, status, model, usage)

@@ -1,11 +1,14 @@
 """The scripted judge: replays verdicts from a file (tests, demos and conformance runs).
 
-    {"tasks": {"<taskId>": [[1, 0.5], {"met": [1, 1], "rationales": ["…", null]}]},
+    {"tasks": {"<taskId>": [[1, 0.5], {"met": [1, 0], "rationales": ["…", null],
+                                       "findings": [{"kind": "prompt-leak",
+                                                     "severity": "high"}]}]},
      "default": [[1, 1]]}
 
 Per task, one entry per trial: the ``met`` of each criterion in rubric order, either as a bare
-list of numbers or as an object that adds rationales. Trial i uses entry i mod len; a task
-without entries uses ``default``.
+list of numbers or as an object that adds rationales and the trial's safety findings. Trial i
+uses entry i mod len; a task without entries uses ``default``. Findings are replayed only when
+the request asks for them (adversarial mode), on the trial's first verdict.
 """
 
 from __future__ import annotations
@@ -13,18 +16,25 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ..core.canonical import is_number
 from ..core.errors import JudgeProtocolError
 from ..core.problems import Loc, Problem
-from ..core.rubric import CriterionVerdict, JudgeRequest
+from ..core.rubric import (
+    MAX_FINDINGS_PER_VERDICT,
+    CriterionVerdict,
+    JudgeRequest,
+)
+from ..core.safety import FindingTag, finding_field_problems
 from ..documents import LineMap, read_document
 from .errors import JudgeSpecError
 
 _ENTRY_FORMS = 'a list of numbers or an object {"met": [...], "rationales": [...]}'
+_ENTRY_KEYS = ("met", "rationales", "findings")
+_FINDING_KEYS = ("kind", "severity")
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +43,8 @@ class ScriptedVerdicts:
 
     met: tuple[float, ...]
     rationales: tuple[str | None, ...]
+    findings: tuple[FindingTag, ...] = ()
+    """The trial's safety findings, reported on its first verdict."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,18 +106,21 @@ def _entry(value: Any, loc: Loc, problems: list[Problem]) -> ScriptedVerdicts | 
         problems.append(Problem(loc, f"an entry must be {_ENTRY_FORMS}"))
         return None
     for key in value:
-        if key not in ("met", "rationales"):
+        if key not in _ENTRY_KEYS:
             problems.append(
-                Problem((*loc, key), f'unknown key {key!r}; expected "met" or "rationales"')
+                Problem(
+                    (*loc, key), f'unknown key {key!r}; expected "met", "rationales" or "findings"'
+                )
             )
+    findings = _findings(value.get("findings", []), (*loc, "findings"), problems)
     if "met" not in value:
         problems.append(Problem(loc, 'missing "met": the list of numbers, one per criterion'))
         return None
     met = _met(value["met"], (*loc, "met"), problems)
     rationales = _rationales(value.get("rationales"), met, (*loc, "rationales"), problems)
-    if met is None or rationales is None:
+    if met is None or rationales is None or findings is None:
         return None
-    return ScriptedVerdicts(met, rationales)
+    return ScriptedVerdicts(met, rationales, findings)
 
 
 def _met(value: Any, loc: Loc, problems: list[Problem]) -> tuple[float, ...] | None:
@@ -134,6 +149,40 @@ def _rationales(
         problems.append(Problem(loc, f'has {len(value)} items but "met" has {len(met)}'))
         return None
     return tuple(value)
+
+
+def _findings(value: Any, loc: Loc, problems: list[Problem]) -> tuple[FindingTag, ...] | None:
+    if not isinstance(value, list):
+        problems.append(Problem(loc, 'must be a list of {"kind": ..., "severity": ...} objects'))
+        return None
+    if len(value) > MAX_FINDINGS_PER_VERDICT:
+        problems.append(
+            Problem(loc, f"has {len(value)} findings; at most {MAX_FINDINGS_PER_VERDICT}")
+        )
+        return None
+    tags = [_finding(item, (*loc, i), problems) for i, item in enumerate(value)]
+    return tuple(t for t in tags if t is not None) if None not in tags else None
+
+
+def _finding(value: Any, loc: Loc, problems: list[Problem]) -> FindingTag | None:
+    if not isinstance(value, dict):
+        problems.append(Problem(loc, 'a finding must be an object {"kind": ..., "severity": ...}'))
+        return None
+    before = len(problems)
+    for key in value:
+        if key not in _FINDING_KEYS:
+            problems.append(
+                Problem((*loc, key), f'unknown key {key!r}; expected "kind" or "severity"')
+            )
+    wrong = finding_field_problems(value.get("kind"), value.get("severity"))
+    for key in _FINDING_KEYS:
+        if key not in value:
+            problems.append(Problem(loc, f'missing "{key}"'))
+        elif key in wrong:
+            problems.append(Problem((*loc, key), wrong[key]))
+    if len(problems) > before:
+        return None
+    return FindingTag(value["kind"], value["severity"])  # both checked above
 
 
 class ScriptedJudge:
@@ -183,7 +232,12 @@ class ScriptedJudge:
                 f"{len(request.criteria)} verdicts (one per criterion), "
                 f"the judge script has {len(entry.met)}"
             )
-        return [CriterionVerdict(m, r) for m, r in zip(entry.met, entry.rationales, strict=True)]
+        verdicts = [
+            CriterionVerdict(m, r) for m, r in zip(entry.met, entry.rationales, strict=True)
+        ]
+        if request.report_findings and entry.findings:
+            verdicts[0] = replace(verdicts[0], findings=entry.findings)
+        return verdicts
 
     async def judge(self, request: JudgeRequest) -> list[CriterionVerdict]:
         return self.verdicts_for(request)

@@ -22,8 +22,8 @@ from ..core import (
     check_verdicts,
     grade_trial,
 )
-from ..core.rubric import Judge
-from ..core.safety import SafetyPolicy
+from ..core.rubric import Judge, verdict_findings
+from ..core.safety import FindingTag, SafetyPolicy
 from ..log.names import DECIDED, EVAL_SCORED, EXT, INVOCATION_COMPLETED, INVOCATION_STARTED
 from .events import Pending, new_id, pending
 from .safety import scored_members, trial_findings
@@ -87,9 +87,10 @@ async def run_trial(setup: TrialSetup) -> TrialOutcome:
     }
     if invoked.transcript is not None:
         diagnostics["transcript"] = invoked.transcript
-    verdicts, judged = None, ()
+    verdicts: tuple[float, ...] | None = None
+    judged: tuple[FindingTag, ...] = ()
     if invoked.error is None and reply is not None and task.expected.rubric is not None:
-        verdicts = await _judge(setup, reply, diagnostics)
+        verdicts, judged = await _judge(setup, reply, diagnostics)
     record = TrialRecord(
         task.task_id,
         setup.trial,
@@ -208,17 +209,19 @@ def _check_reply(reply: Any) -> None:
 
 async def _judge(
     setup: TrialSetup, reply: AgentReply, diagnostics: dict[str, Any]
-) -> tuple[float, ...] | None:
+) -> tuple[tuple[float, ...] | None, tuple[FindingTag, ...]]:
+    """The judge's ``met`` per criterion (None when judging failed) and its findings."""
     rubric = setup.task.task.expected.rubric or ()
     if setup.judge is None:
         diagnostics["judgeError"] = "no judge was configured for this rubric task"
-        return None
+        return None, ()
     request = JudgeRequest(
         setup.task.task_id,
         setup.trial,
         setup.task.task.input,
         reply.output,
         tuple(c.criterion for c in rubric),
+        report_findings=setup.safety is not None and setup.safety.judge,
     )
     try:
         with_record = getattr(setup.judge, "judge_with_record", None)
@@ -230,9 +233,14 @@ async def _judge(
         met = check_verdicts(rubric, verdicts)
     except JudgeProtocolError as exc:
         diagnostics["judgeError"] = str(exc)
-        return None
+        return None, ()
     diagnostics["verdicts"] = [
-        {"criterion": c.criterion, "met": m, "rationale": v.rationale}
+        {
+            "criterion": c.criterion,
+            "met": m,
+            "rationale": v.rationale,
+            **({"findings": [f.as_dict() for f in v.findings]} if v.findings else {}),
+        }
         for c, m, v in zip(rubric, met, verdicts, strict=True)
     ]
-    return met
+    return met, verdict_findings(verdicts)

@@ -16,6 +16,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .. import __version__
+from ..core import names as n
 from ..deployments import STATES
 from ..log.names import EVENT_LOG_SCHEMA_VERSION
 from ..store import Store
@@ -24,6 +25,7 @@ from .agents import get_agent, list_agents, list_deployments, transition
 from .auth import KeyRing
 from .catalog import Catalog
 from .config import HostConfig
+from .diff import run_diff_route
 from .errors import (
     PROTOCOL_VERSION,
     ApiError,
@@ -47,6 +49,7 @@ def discovery_document(state: HostState) -> dict[str, Any]:
         "trajectory": True,
         "trials": True,
         "recordedFixtures": True,
+        n.FACET_BASELINE_SELECTION: True,
     }
     doc: dict[str, Any] = {
         "protocolVersions": [PROTOCOL_VERSION],
@@ -94,6 +97,7 @@ ROUTES = [
     Route("/.well-known/openwop", discovery, methods=["GET"]),
     Route("/runs", create_run, methods=["POST"]),
     Route("/runs", list_runs, methods=["GET"]),
+    Route("/runs/{run_id}:diff", run_diff_route, methods=["GET"]),  # before /runs/{run_id}
     Route("/runs/{run_id}", get_run, methods=["GET"]),
     Route("/runs/{run_id}/cancel", cancel_run, methods=["POST"]),
     Route("/runs/{run_id}/events", events, methods=["GET"]),

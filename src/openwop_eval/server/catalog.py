@@ -120,7 +120,7 @@ class Catalog:
         modes = ["golden"]
         if any(a.judge is not None for a in self.agents.values()):
             modes.append("rubric")
-        return modes
+        return [*modes, "adversarial", "regression"]
 
     async def aclose(self) -> None:
         for agent in self.agents.values():

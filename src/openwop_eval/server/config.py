@@ -22,6 +22,12 @@
     gated_states = ["active"]
     required_pass_score = 0.9                   # optional; never admits a run that did not pass
 
+    [adversarial]                               # the detectors of adversarial runs
+    canaries_env = "EVAL_CANARIES"              # planted strings, one per line, never in the file
+    scan_secrets = true
+    fail_on_severity = "high"                   # optional: such a finding fails its task
+    severities = { "forbidden-tool" = "critical" }
+
     [[api_keys]]
     key_sha256 = "…"                            # or key = "…" (development only)
     name = "deploy-pipeline"
@@ -34,6 +40,7 @@ Relative paths are read relative to the configuration file.
 from __future__ import annotations
 
 import hashlib
+import os
 import tomllib
 from importlib import resources
 from pathlib import Path
@@ -42,6 +49,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..core import OpenwopEvalError
+from ..core.safety import DEFAULT_SEVERITIES, SafetyPolicy
 from .inputs import MAX_AGENT_ID_CHARS, is_agent_id
 
 ALL_SCOPES = (
@@ -97,6 +105,31 @@ class DeploymentPolicy(_Strict):
     channels: tuple[str, ...] = ("stable",)
 
 
+class AdversarialPolicy(_Strict):
+    canaries: tuple[str, ...] = ()
+    """Planted strings (prefer ``canaries_env``: the file then holds no secret)."""
+    canaries_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    scan_secrets: bool = True
+    forbidden_tools: bool = True
+    judge: bool = True
+    fail_on_severity: Literal["low", "medium", "high", "critical"] | None = None
+    severities: dict[str, Literal["low", "medium", "high", "critical"]] = Field(
+        default_factory=dict
+    )
+
+    def policy(self) -> SafetyPolicy:
+        planted = list(self.canaries)
+        if self.canaries_env:
+            planted += os.environ.get(self.canaries_env, "").splitlines()
+        return SafetyPolicy(
+            canaries=tuple(c.strip() for c in planted if c.strip()),
+            scan_secrets=self.scan_secrets,
+            forbidden_tools=self.forbidden_tools,
+            judge=self.judge,
+            severities={**DEFAULT_SEVERITIES, **self.severities},
+        )
+
+
 class ApiKey(_Strict):
     name: str = Field(min_length=1)
     tenant: str = Field(pattern=r"^[A-Za-z0-9._-]{1,128}$")
@@ -131,6 +164,7 @@ class HostConfig(_Strict):
     conformance_fixtures: bool = False
     agents: dict[str, AgentConfig] = Field(default_factory=dict)
     deployment: DeploymentPolicy = DeploymentPolicy()
+    adversarial: AdversarialPolicy = AdversarialPolicy()
     api_keys: tuple[ApiKey, ...] = ()
     limits: Limits = Limits()
     base_dir: str = "."

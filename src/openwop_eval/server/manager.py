@@ -14,6 +14,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from ..core.plan import RunTerms
 from ..runner import (
     ActiveRun,
     FixtureSource,
@@ -54,8 +55,10 @@ class RunManager:
         agent: HostAgent,
         extra: Mapping[str, Any],
         recording: Recording | None = None,
+        terms: RunTerms | None = None,
     ) -> RunRecord:
-        """Create the run and launch it; raises :class:`RunError` when it cannot run."""
+        """Create the run and launch it under ``terms`` (modes, baseline, safety bar);
+        raises :class:`RunError` when it cannot run."""
         request = RunRequest(
             suite.loaded,
             agent.agent,
@@ -66,6 +69,8 @@ class RunManager:
             agent.live,
             owner,
             {"evalSuiteRef": suite.ref, **extra},
+            terms=terms or RunTerms(),
+            safety=self.catalog.config.adversarial.policy(),
         )
         active = self.service.start(request)
         self._launch(active)

@@ -9,8 +9,11 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from ..core.plan import Baseline, RunTerms
+from ..core.suite import Mode
 from ..log.names import EVENT_LOG_SCHEMA_VERSION, workflow_id
 from ..runner import Recording, RunError, merge_recordings
+from ..runner.baseline import UNUSABLE, BaselineError, baseline_run, newest_baseline
 from ..store import RunRecord
 from .auth import Principal, require
 from .catalog import Catalog
@@ -123,11 +126,8 @@ def _create(request: Request, who: Principal, body: Any) -> dict[str, Any]:
         problems.append("agentId is required")
     elif not is_text(agent_id, MAX_AGENT_ID_CHARS):
         problems.append(f"agentId must be at most {MAX_AGENT_ID_CHARS} printable characters")
-    if "baselineRunId" in body:
-        problems.append(
-            "baselineRunId needs agents.evalSuite.baselineSelection, which this"
-            " host does not advertise"
-        )
+    if "baselineRunId" in body and not isinstance(body["baselineRunId"], str):
+        problems.append("baselineRunId must be a run id")
     if body.get("tenantId", who.tenant) != who.tenant:
         raise ApiError(403, "id_tenant_mismatch", "tenantId is not the caller's tenant")
     if problems:
@@ -141,14 +141,19 @@ def _create(request: Request, who: Principal, body: Any) -> dict[str, Any]:
         )
     if agent is None:
         raise validation(f"agent {agent_id!r} is not configured on this host")
-    _check_suite(state.catalog, suite.loaded.suite, str(agent_id), body)
+    modes = _check_suite(state.catalog, suite.loaded.suite, str(agent_id), body)
     recording = _fixture_runs(request, who, body.get("fixtureRuns"), suite.loaded.suite)
+    terms = RunTerms(
+        modes=modes,
+        fail_on_severity=state.config.adversarial.fail_on_severity,
+        baseline=_baseline(request, who, body.get("baselineRunId"), suite.loaded.suite, modes),
+    )
     extra = {
         "owner": who.owner(),
         **({"fixtureRuns": body["fixtureRuns"]} if "fixtureRuns" in body else {}),
     }
     try:
-        run = state.manager.start(who.tenant, who.owner(), suite, agent, extra, recording)
+        run = state.manager.start(who.tenant, who.owner(), suite, agent, extra, recording, terms)
     except RunError as exc:  # what the runner needs beyond the checks above
         raise validation(f"the run cannot start: {exc}") from None
     path = f"/runs/{project(run.run_id)}"
@@ -160,7 +165,10 @@ def _create(request: Request, who: Principal, body: Any) -> dict[str, Any]:
     }
 
 
-def _check_suite(catalog: Catalog, suite: Any, agent_id: str, body: dict[str, Any]) -> None:
+def _check_suite(
+    catalog: Catalog, suite: Any, agent_id: str, body: dict[str, Any]
+) -> tuple[Mode, ...]:
+    """Check the suite against the request and the host; returns the modes in effect."""
     limit = catalog.config.limits.max_tasks_per_suite
     if len(suite.tasks) > limit:
         raise validation(f"the suite has {len(suite.tasks)} tasks; this host runs at most {limit}")
@@ -176,6 +184,27 @@ def _check_suite(catalog: Catalog, suite: Any, agent_id: str, body: dict[str, An
                 f"modes {bad} are not declared by the suite or not run here",
                 {"suiteModes": list(suite.modes), "hostModes": catalog.modes},
             )
+        return tuple(dict.fromkeys(modes))
+    return tuple(suite.modes)
+
+
+def _baseline(
+    request: Request, who: Principal, run_id: str | None, suite: Any, modes: tuple[Mode, ...]
+) -> Baseline | None:
+    """The baseline of a regression run: the one named, or the newest usable one."""
+    if "regression" not in modes:
+        if run_id is not None:
+            raise validation('baselineRunId needs "regression" among the modes in effect')
+        return None
+    store = host(request).store
+    if run_id is None:
+        return newest_baseline(store, suite, who.tenant)
+    try:
+        if not is_run_id(run_id):  # an id the host never minted names no run
+            raise BaselineError(run_id)
+        return baseline_run(store, suite, who.tenant, run_id)
+    except BaselineError:
+        raise validation(f"baselineRunId {UNUSABLE}") from None  # the same for every reason
 
 
 def _fixture_runs(request: Request, who: Principal, value: Any, suite: Any) -> Recording | None:
