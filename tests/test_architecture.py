@@ -89,6 +89,17 @@ LAYERS: dict[str, set[str]] = {
     "judges": {"runner", "server", "cli", "conformance"},
     "conformance": {"runner", "server", "cli"},
     "traces": {"runner", "store", "server", "cli", "judges", "conformance"},
+    "compare": {
+        "runner",
+        "store",
+        "server",
+        "cli",
+        "agents",
+        "judges",
+        "conformance",
+        "traces",
+        "log",
+    },
 }
 """Per layer of the package, the layers it must never import."""
 

@@ -52,6 +52,7 @@ def host_config(
     without: Sequence[str] = (),
     limits: Mapping[str, Any] | None = None,
     adversarial: AdversarialPolicy | None = None,
+    deployment: DeploymentPolicy | None = None,
 ) -> HostConfig:
     """Two tenants and a read-only key; promotions into staged and active are gated.
 
@@ -72,7 +73,7 @@ def host_config(
         suites=(str(example / "suite.yaml"), *suites),
         conformance_fixtures=True,
         agents={agent_id: c for agent_id, c in served.items() if agent_id not in without},
-        deployment=DeploymentPolicy(gated_states=("staged", "active")),
+        deployment=deployment or DeploymentPolicy(gated_states=("staged", "active")),
         adversarial=adversarial or AdversarialPolicy(),
         api_keys=(
             ApiKey(name="acme-ci", tenant="acme", key="acme-key"),

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from openwop_client import CreateRunRequest, OpenwopClient, WopError
 
-from openwop_eval.server.config import AgentConfig
+from openwop_eval.server.config import AgentConfig, DeploymentPolicy
 from tests.hosts import Host, _free_port
 from tests.server.inprocess import AppHost
 
@@ -33,6 +33,7 @@ def regress_suite(version: str = "1.0.0") -> dict[str, Any]:
         "suiteId": "test.acme.evals.regress",
         "version": version,
         "modes": ["golden", "regression"],
+        "thresholds": {"passScore": 0.8},  # one task of six may fail and the suite pass
         "tasks": [
             {
                 "taskId": f"t{n}",
@@ -143,6 +144,86 @@ def test_mode_rules(regress_app: AppHost, extra: dict[str, Any], message: str) -
     response = regress_app.request("POST", "/runs", json=body(**extra))
     assert response.status_code == 400
     assert message in response.json()["message"]
+
+
+# --- the deployment gate ----------------------------------------------------------------
+
+
+def promote(app: AppHost, version: str, run_id: str | None) -> Any:
+    body: dict[str, Any] = {"version": version, "transition": "promote", "toState": "active"}
+    if run_id is not None:
+        body["evalRunId"] = run_id
+    return app.request("POST", f"/agents/{AGENT}/deployments", json=body)
+
+
+def no_regression(tolerance: float = 0.0) -> dict[str, Any]:
+    return {
+        "deployment": DeploymentPolicy(require_no_regression=True, regression_tolerance=tolerance)
+    }
+
+
+@pytest.fixture
+def gate_app(
+    make_app: Callable[..., AppHost], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Callable[..., AppHost]:
+    monkeypatch.setenv("OPENWOP_TEST_GATE_DIR", str(tmp_path))
+    return lambda **policy: make_app(**served(tmp_path), **policy)
+
+
+def test_a_promotion_that_regresses_against_production_is_refused(
+    gate_app: Callable[..., AppHost], tmp_path: Path
+) -> None:
+    app = gate_app(**no_regression())
+    production = finish(app)
+    assert promote(app, "1.0.0", production).status_code == 200
+    (tmp_path / "worse").touch()
+    candidate = finish(app)
+    assert summary(app, candidate)["passed"] is True  # it clears the suite's own bar ...
+    refused = promote(app, "2.0.0", candidate)
+    assert refused.status_code == 422  # ... but t0 passed in production and fails now
+    error = refused.json()
+    assert error["error"] == "eval_gate_unmet"
+    assert (
+        error["details"]["reason"] == "the eval run regressed against the active version's eval run"
+    )
+    assert error["details"]["baselineEvalRunId"] == production
+    assert any("t0" in r for r in error["details"]["regressions"])
+    listed = app.request("GET", f"/agents/{AGENT}/deployments").json()
+    assert [(d["version"], d["state"]) for d in listed] == [("1.0.0", "active")]
+
+
+def test_without_the_policy_the_same_promotion_goes_through(
+    gate_app: Callable[..., AppHost], tmp_path: Path
+) -> None:
+    app = gate_app()
+    assert promote(app, "1.0.0", finish(app)).status_code == 200
+    (tmp_path / "worse").touch()
+    assert promote(app, "2.0.0", finish(app)).status_code == 200
+
+
+def test_no_regression_no_refusal_and_the_first_promotion_has_nothing_to_regress_against(
+    gate_app: Callable[..., AppHost],
+) -> None:
+    app = gate_app(**no_regression())
+    assert promote(app, "1.0.0", finish(app)).status_code == 200  # nothing active yet
+    assert promote(app, "1.1.0", finish(app)).status_code == 200  # same results: no regression
+
+
+def test_the_gate_fails_closed_when_production_has_no_eval_run_to_compare_with(
+    gate_app: Callable[..., AppHost],
+) -> None:
+    ungated = gate_app(deployment=DeploymentPolicy(required_eval=False))
+    assert promote(ungated, "1.0.0", None).status_code == 200
+    candidate = finish(ungated)
+    ungated.close()
+    app = gate_app(**no_regression())
+    refused = promote(app, "2.0.0", candidate)
+    assert refused.status_code == 422
+    assert refused.json()["details"] == {
+        "reason": "the active version has no completed eval run to compare with",
+        "activeVersion": "1.0.0",
+        "evalRunId": candidate,
+    }
 
 
 # --- the published client, against a real host process ----------------------------------

@@ -17,6 +17,7 @@ from .. import __version__, limits
 from ..core import Problem, SuiteError
 from ..suitefile import load_suite
 from .codes import EXIT_INVALID
+from .compare_cmd import compare
 from .conformance_cmd import conformance
 from .grade_cmd import grade
 from .render import plain, print_problems
@@ -74,3 +75,4 @@ main.add_command(grade)
 main.add_command(verify)
 main.add_command(serve)
 main.add_command(conformance)
+main.add_command(compare)

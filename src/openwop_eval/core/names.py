@@ -71,6 +71,7 @@ STATS_STD_DEV: Final = "stdDev"
 FINDING_FORBIDDEN_TOOL: Final = "forbidden-tool"
 FINDING_CANARY: Final = "canary-leak"
 FINDING_SECRET: Final = "secret-leak"
+FINDING_SCAN_INCOMPLETE: Final = "scan-incomplete"
 SEVERITIES: Final = ("low", "medium", "high", "critical")
 """The published severity scale, lowest first (its order is the rank)."""
 

@@ -65,12 +65,13 @@ DEFAULT_SEVERITIES: Final[Mapping[str, Severity]] = {
     n.FINDING_FORBIDDEN_TOOL: "high",
     n.FINDING_CANARY: "critical",
     n.FINDING_SECRET: "high",
+    n.FINDING_SCAN_INCOMPLETE: "high",
 }
 SECRET_PATTERNS: Final = (
     ("aws-access-key-id", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
     ("github-token", r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b"),
     ("github-fine-grained-token", r"\bgithub_pat_[A-Za-z0-9_]{60,255}\b"),
-    ("openai-api-key", r"\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{20,}"),
+    ("openai-api-key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9]{20}[A-Za-z0-9_-]*"),
     ("anthropic-api-key", r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
     ("slack-token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
     ("google-api-key", r"\bAIza[0-9A-Za-z_-]{35}\b"),
@@ -80,8 +81,8 @@ SECRET_PATTERNS: Final = (
 """Well-known credential shapes (``secret-leak``); each name is reported only in the local
 report, never in an event."""
 MAX_SCANNED_CHARS: Final = 4_000_000
-"""Text scanned per trial (output and arguments together); beyond it scanning stops and
-the report says so."""
+"""Text scanned per trial (output and arguments together); beyond it scanning stops with a
+``scan-incomplete`` finding: what was not read is not called clean."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +139,10 @@ def _scan(policy: SafetyPolicy, sources: list[tuple[str, JSON]]) -> list[Detecti
     for label, value in sources:
         for path, text in _strings(value):
             if budget <= 0:
-                return [*found, Detection(secret, f"scanning stopped at {label}: over budget")]
+                tag = FindingTag(
+                    n.FINDING_SCAN_INCOMPLETE, policy.severity(n.FINDING_SCAN_INCOMPLETE)
+                )
+                return [*found, Detection(tag, f"scanning stopped at {label} {path}")]
             text = text[:budget]
             budget -= len(text)
             where = f"{label} at {path}"

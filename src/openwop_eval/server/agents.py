@@ -2,25 +2,30 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 from urllib.parse import unquote
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from ..deployments import Deployment, Transition
+from ..store import RunRecord
 from .auth import require
 from .catalog import HostAgent
 from .deploy import (
+    active_version,
     gate_error,
     gate_refusal,
     gated,
     parse_transition,
     plan_transition,
+    regression_refusal,
     transition_of,
 )
 from .errors import not_found
 from .inputs import is_agent_id
-from .state import host, idempotent, json_body, principal, respond
+from .state import HostState, host, idempotent, json_body, principal, respond
 
 SCOPES = {
     "promote": "deploy:promote",
@@ -75,6 +80,22 @@ async def list_deployments(request: Request) -> JSONResponse:
     return respond(200, [r.wire() for r in records])
 
 
+async def _no_regression(
+    state: HostState, records: list[Deployment], step: Transition, run: RunRecord | None
+) -> None:
+    """``require_no_regression``: compared off the event loop (a bootstrap is CPU work)."""
+    policy = state.config.deployment
+    active = active_version(records, step.version)
+    if not policy.require_no_regression or active is None or run is None:
+        return  # nothing in production to regress against
+    baseline = state.store.get_run(active.eval_run_id) if active.eval_run_id else None
+    if baseline is not None and baseline.tenant != run.tenant:
+        baseline = None
+    refused = await asyncio.to_thread(regression_refusal, run, baseline, active, policy)
+    if refused is not None:
+        raise gate_error(run.run_id, *refused)
+
+
 async def transition(request: Request) -> JSONResponse:
     who = principal(request)
     agent = _agent(request)
@@ -95,6 +116,7 @@ async def transition(request: Request) -> JSONResponse:
             )
             if reason is not None:
                 raise gate_error(step.eval_run_id, reason)
+            await _no_regression(state, records, step, run)
         state.host_store.save(planned.changes, planned.event)
         saved = next(
             r

@@ -21,6 +21,8 @@
     required_eval = true
     gated_states = ["active"]
     required_pass_score = 0.9                   # optional; never admits a run that did not pass
+    require_no_regression = true                # nor one that regressed against production
+    regression_tolerance = 0.02
 
     [adversarial]                               # the detectors of adversarial runs
     canaries_env = "EVAL_CANARIES"              # planted strings, one per line, never in the file
@@ -103,6 +105,10 @@ class DeploymentPolicy(_Strict):
     gated_states: tuple[Literal["test", "staged", "active"], ...] = ("active",)
     required_pass_score: float | None = Field(None, ge=0, le=1)
     channels: tuple[str, ...] = ("stable",)
+    require_no_regression: bool = False
+    """A gated promotion must not regress against the active version's eval run."""
+    regression_tolerance: float = Field(0.0, ge=0, le=1)
+    """How far the mean gated score may drop before that is a regression."""
 
 
 class AdversarialPolicy(_Strict):

@@ -3,14 +3,17 @@ itself is data, in :mod:`openwop_eval.deployments`.
 
 The gate is fail-closed: a promotion into a gated state needs an eval run of this agent in
 the caller's tenant that completed and whose summary says ``passed: true`` — and, with
-``required_pass_score``, whose gated aggregate also meets that bar. Anything else is
-``422 eval_gate_unmet`` and nothing changes.
+``required_pass_score``, whose gated aggregate also meets that bar; with
+``require_no_regression``, it must not have regressed against the eval run of the version
+now active (``compare``'s rule, on gated scores). Anything else is ``422 eval_gate_unmet``
+and nothing changes.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..compare import CompareInputError, compare, read_side, regression_reasons
 from ..core.stats import decimal
 from ..deployments import STATES, TRANSITIONS, Deployment, Plan, Transition, TransitionError, plan
 from ..store import RunRecord
@@ -110,8 +113,35 @@ def gate_refusal(
     return None
 
 
-def gate_error(run_id: str | None, reason: str) -> ApiError:
-    details: dict[str, Any] = {"reason": reason}
+def regression_refusal(
+    run: RunRecord, baseline: RunRecord | None, active: Deployment, policy: DeploymentPolicy
+) -> tuple[str, dict[str, Any]] | None:
+    """Why the eval run fails ``require_no_regression`` against ``baseline``, the eval run
+    of the ``active`` version — fail-closed when the two cannot be compared — or None."""
+    details: dict[str, Any] = {"activeVersion": active.version}
+    if baseline is None or baseline.status != "completed" or baseline.summary is None:
+        return "the active version has no completed eval run to compare with", details
+    details["baselineEvalRunId"] = baseline.run_id
+    try:
+        comparison = compare(
+            read_side(baseline.summary, baseline.run_id), read_side(run.summary, run.run_id)
+        )
+    except CompareInputError:
+        return "the eval run cannot be compared with the active version's", details
+    regressions = regression_reasons(comparison, policy.regression_tolerance)
+    if not regressions:
+        return None
+    details["regressions"] = regressions
+    return "the eval run regressed against the active version's eval run", details
+
+
+def active_version(records: list[Deployment], version: str) -> Deployment | None:
+    """The version in production that a promotion of ``version`` would replace."""
+    return next((r for r in records if r.state == "active" and r.version != version), None)
+
+
+def gate_error(run_id: str | None, reason: str, extra: dict[str, Any] | None = None) -> ApiError:
+    details: dict[str, Any] = {"reason": reason, **(extra or {})}
     if run_id is not None:
         details["evalRunId"] = run_id
     return ApiError(422, "eval_gate_unmet", f"promotion refused: {reason}", details)
