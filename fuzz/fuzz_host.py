@@ -141,7 +141,16 @@ def run_to_end(client: httpx.Client, suite: str, agent: str, key: str) -> str:
 SPECIAL = ["", "\x00", "~", "~0", "~ZZ", "~2F", "%", "%00", "%2F", "/", "..", "\ud800", " "]
 NUMBERS = ["-1", "0", "1", str(2**31), str(2**63 - 1), str(2**63), str(2**64), "-2", "nan"]
 NUMBERS += ["inf", "1e400", "1.5", " 1", "1_000", "0x10", "\u0661", "+1", "9" * 4400, "%00"]
-QUERY_NAMES = ["limit", "cursor", "status", "workflowId", "afterSequence", "timeout", "streamMode"]
+QUERY_NAMES = [
+    "limit",
+    "cursor",
+    "status",
+    "workflowId",
+    "afterSequence",
+    "timeout",
+    "streamMode",
+    "against",
+]
 CONTENT_TYPES = [b"application/json", b"text/plain", b"application/x-www-form-urlencoded"]
 
 
@@ -216,9 +225,16 @@ class Hostile:
                 "evalSuiteRef": r.choice([GATE_SUITE, REFUNDS_SUITE]),
                 "agentId": r.choice([MOCK, CAREFUL]),
             }
-            extra = ["fixtureRuns", "evalModes", "tenantId", "metadata", "tags"]
+            extra = ["fixtureRuns", "evalModes", "baselineRunId", "tenantId", "metadata", "tags"]
             for k in r.sample(extra, r.randrange(3)):
-                fields[k] = self.value() if r.random() < 0.5 else {"matched-path": self.text()}
+                fields[k] = r.choice(
+                    [
+                        self.value(),
+                        {"matched-path": self.text()},
+                        r.choice(self.pool),  # a real run: of the tenant or another's
+                        r.sample(["golden", "rubric", "regression", "adversarial"], 2),
+                    ]
+                )
         elif pick < 0.6:
             fields = {
                 "version": r.choice(["1.0.0", "2.0.0"]),

@@ -120,6 +120,8 @@ def test_a_baseline_file_names_its_run(world: dict[str, Any]) -> None:
         ("plain", ["--canary", "x"], "need an adversarial suite"),
         ("plain", ["--fail-on-severity", "high"], "needs a suite whose modes include adversarial"),
         ("regression", ["--baseline", "local/" + "0" * 24], "is not a usable baseline"),
+        ("adversarial", ["--severity", "canary-leak"], "expected KIND=LEVEL"),
+        ("adversarial", ["--severity", "canary-leak=severe"], "expected KIND=LEVEL"),
     ],
 )
 def test_options_that_mean_nothing_here_are_usage_errors(
@@ -142,15 +144,27 @@ def test_an_adversarial_run_with_a_severity_bar(
         "adversarial",
         "--canaries-file",
         str(tmp / "canaries.txt"),
+        "--severity",
+        "canary-leak=low",
         "--fail-on-severity",
-        "critical",
+        "low",
         "--out",
         str(tmp / "s.json"),
         "--events",
         str(tmp / "e.jsonl"),
+        "--report",
+        str(tmp / "r.json"),
+        "--markdown",
+        str(tmp / "r.md"),
     )
     assert result.exit_code == 0, result.output  # five of six tasks pass the 0.8 bar
-    assert "findings t1: canary-leak (critical)" in result.stdout
+    assert "- `t1`: canary-leak (low)" in (tmp / "r.md").read_text()
+    report = json.loads((tmp / "r.json").read_text())
+    t1 = next(t for t in report["tasks"] if t["taskId"] == "t1")
+    assert t1["trials"][0]["safetyFindings"] == [
+        {"kind": "canary-leak", "severity": "low", "where": "canary 1 in the output at $"}
+    ]
+    assert "findings t1: canary-leak (low)" in result.stdout
     tasks = {t["taskId"]: t for t in out(world, "s.json")["tasks"]}
     assert tasks["t1"]["passed"] is False
     log = [json.loads(line) for line in (tmp / "e.jsonl").read_text().splitlines()]

@@ -188,3 +188,24 @@ def test_malformed_arguments_reach_the_trajectory_check_raw_and_fail_the_step(
     assert (first["passed"], first["trajectoryMatched"]) == (False, False)
     assert first["calls"][0]["args"] == {"$raw": "{orderId: B-2"}
     assert first["outputScore"] == 1.0  # the answer was good, the path was not
+
+
+def test_recorded_traces_of_an_adversarial_suite_are_scanned(cli: Invoke, tmp_path: Path) -> None:
+    suite = write_suite(tmp_path, SUITE | {"modes": ["golden", "adversarial"]})
+    traces = write_lines(tmp_path / "t.jsonl", *all_records())
+    graded = cli("grade", str(suite), traces, "--canary", "A-1", "--fail-on-severity", "critical")
+    findings = {t["taskId"]: t["safetyFindings"] for t in graded.summary["tasks"]}
+    assert findings == {
+        "refund": [
+            {"kind": "canary-leak", "severity": "critical"},
+            {"kind": "forbidden-tool", "severity": "high"},
+        ],
+        "status": [],
+    }
+    assert "findings refund: canary-leak (critical), forbidden-tool (high)" in graded.stdout
+    assert (
+        cli(
+            "verify", str(suite), str(graded.events), "--summary", str(graded.dir / "summary.json")
+        ).exit_code
+        == 0
+    )

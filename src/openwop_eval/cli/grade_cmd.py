@@ -21,8 +21,9 @@ from ..runner.api import run_suite_async
 from ..suitefile import load_suite
 from ..traces import AGENT_ID, TraceAgent, TraceProblem, load_traces, recording_of
 from .codes import EXIT_FAILED, EXIT_INVALID, EXIT_OK
+from .modes import mode_options, run_terms, safety_policy
 from .progress import RunProgress
-from .render import plain, print_problems, print_run_table
+from .render import plain, print_modes, print_problems, print_run_table
 from .shell import (
     closing_judge,
     consoles,
@@ -49,6 +50,7 @@ from .shell import (
 @judge_options
 @click.option("--store", "store_url", metavar="URL", help="Database URL of the run store.")
 @click.option("--agent-id", default=AGENT_ID, show_default=True, help="The agentId recorded.")
+@mode_options
 def grade(
     suite: str,
     traces: tuple[str, ...],
@@ -63,6 +65,12 @@ def grade(
     judge_api_key: str | None,
     store_url: str | None,
     agent_id: str,
+    baseline: str | None,
+    canaries: tuple[str, ...],
+    canaries_file: str | None,
+    no_secret_scan: bool,
+    severities: tuple[str, ...],
+    fail_on_severity: str | None,
 ) -> None:
     """Grade the recorded TRACES (OpenAI chat messages or Responses items, OTLP/JSON spans,
     Inspect logs) against SUITE; exit 0 if the suite passed, 1 if it did not, 2 on invalid
@@ -82,6 +90,8 @@ def grade(
         sys.exit(EXIT_INVALID)
     _print_missing(err, recorded.missing)
     store = open_store(err, store_url)
+    terms = run_terms(err, store, loaded.suite, baseline, fail_on_severity)
+    safety = safety_policy(err, loaded.suite, canaries, canaries_file, no_secret_scan, severities)
     count = loaded.suite.trials_or_default.count
     with ExitStack() as stack:
         sink = open_output(stack, events, "w") if events else None
@@ -92,10 +102,13 @@ def grade(
             judge=judge,
             recording=recording_of(recorded.records, count),
             events=sink,
+            terms=terms,
+            safety=safety,
         )
         result = run_to_end(err, RunProgress(err, enabled=False), closing_judge(coro, judge))
     write_outputs(result, out, report, junit, markdown_path)
     print_run_table(out_console, result.grade, result.run_id)
+    print_modes(out_console, result.summary)
     sys.exit(EXIT_OK if result.summary["passed"] else EXIT_FAILED)
 
 

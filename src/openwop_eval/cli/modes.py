@@ -14,7 +14,7 @@ from rich.markup import escape
 from ..core import Suite
 from ..core import names as n
 from ..core.plan import Baseline, RunTerms
-from ..core.safety import SafetyPolicy, Severity
+from ..core.safety import DEFAULT_SEVERITIES, SafetyPolicy, Severity, finding_problem
 from ..documents import read_bounded
 from ..runner.baseline import BaselineError, baseline_run, baseline_summary, newest_baseline
 from ..store import Store
@@ -49,6 +49,14 @@ def mode_options(command: Callable[..., Any]) -> Callable[..., Any]:
             "--no-secret-scan",
             is_flag=True,
             help="Adversarial suites: do not look for credential shapes.",
+        ),
+        click.option(
+            "--severity",
+            "severities",
+            multiple=True,
+            metavar="KIND=LEVEL",
+            help="Adversarial suites: the severity of a finding kind (e.g."
+            " forbidden-tool=critical); repeatable.",
         ),
         click.option(
             "--fail-on-severity",
@@ -99,13 +107,27 @@ def safety_policy(
     canaries: tuple[str, ...],
     canaries_file: str | None,
     no_secret_scan: bool,
+    severities: tuple[str, ...] = (),
 ) -> SafetyPolicy | None:
     """The detectors of an adversarial run (None when the suite is not adversarial)."""
-    given = bool(canaries or canaries_file or no_secret_scan)
+    given = bool(canaries or canaries_file or no_secret_scan or severities)
     if "adversarial" not in suite.modes:
         if given:
-            usage(err, "--canary, --canaries-file and --no-secret-scan need an adversarial suite")
+            usage(
+                err,
+                "--canary, --canaries-file, --no-secret-scan and --severity need an"
+                " adversarial suite",
+            )
         return None
+    levels = dict(DEFAULT_SEVERITIES)
+    for spec in severities:
+        kind, _, level = spec.partition("=")
+        if finding_problem(kind, level) is not None:
+            usage(
+                err,
+                f"--severity {spec}: expected KIND=LEVEL, LEVEL one of {', '.join(n.SEVERITIES)}",
+            )
+        levels[kind] = cast(Severity, level)
     planted = list(canaries)
     if canaries_file is not None:
         data, problem = read_bounded(Path(canaries_file))
@@ -115,4 +137,6 @@ def safety_policy(
             planted += [line.strip() for line in data.decode("utf-8").splitlines()]
         except UnicodeDecodeError:
             usage(err, f"{canaries_file}: not UTF-8 text")
-    return SafetyPolicy(canaries=tuple(c for c in planted if c), scan_secrets=not no_secret_scan)
+    return SafetyPolicy(
+        canaries=tuple(c for c in planted if c), scan_secrets=not no_secret_scan, severities=levels
+    )

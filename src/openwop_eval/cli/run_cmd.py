@@ -136,6 +136,7 @@ def run(
     canaries: tuple[str, ...],
     canaries_file: str | None,
     no_secret_scan: bool,
+    severities: tuple[str, ...],
     fail_on_severity: str | None,
 ) -> None:
     """Run SUITE against an agent: every task, every trial; exit 0 if the suite passed,
@@ -165,9 +166,11 @@ def run(
     if loaded is not None:
         modal = {
             "terms": run_terms(err, store, loaded.suite, baseline, fail_on_severity),
-            "safety": safety_policy(err, loaded.suite, canaries, canaries_file, no_secret_scan),
+            "safety": safety_policy(
+                err, loaded.suite, canaries, canaries_file, no_secret_scan, severities
+            ),
         }
-    elif baseline or canaries or canaries_file or no_secret_scan or fail_on_severity:
+    elif baseline or canaries or canaries_file or no_secret_scan or severities or fail_on_severity:
         usage(err, "a resumed run keeps the baseline and detectors it was started with")
     with ExitStack() as stack:
         sink = open_output(stack, events, "w") if events else None

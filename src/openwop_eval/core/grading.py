@@ -81,46 +81,21 @@ class TaskGrade:
 
 def grade_trial(plan: GradingPlan, task: CompiledTask, record: TrialRecord) -> TrialGrade:
     reasons: list[Reason] = []
-    expected = task.task.expected
-    output_score: float | None = None
-    if record.error is not None:
-        reasons.append(Reason("agent-error", f"the agent errored: {record.error}"))
-    elif record.output_score is not None:
-        output_score = record.output_score
-    elif expected.kind == "golden" and expected.match is not None:
-        output_score = golden_score(expected.match, record.output)
-    elif expected.rubric is not None and record.verdicts is not None:
-        output_score = rubric_score(expected.rubric, record.verdicts)
-
+    output_score = _output_score(task, record, reasons)
     missed = [i for i, call in enumerate(record.tool_calls) if call.missed]
     if record.error is None and output_score is None and not missed:
         reasons.append(Reason("judge", "no judge verdicts were recorded for this rubric trial"))
-    for i in missed:
-        tool = record.tool_calls[i].tool
-        reasons.append(
-            Reason(
-                "fixture-miss",
-                f"call {i + 1} to {tool} had no fixture response (onMiss: fail)",
-                call_index=i,
-                tool=tool,
-            )
-        )
+    reasons += [_miss(record.tool_calls[i].tool, i) for i in missed]
 
     trajectory = None
     if task.trajectory is not None:
         trajectory = check_trajectory(task.trajectory, record.tool_calls)
         reasons.extend(trajectory.violations)
+    unsafe = _unsafe(plan, record, reasons)
 
     closed = bool(missed) or output_score is None
     score = 0.0 if closed or output_score is None else output_score
-    matched = trajectory is None or trajectory.matched
-    bar = plan.terms.fail_on_severity
-    unsafe = [f for f in record.findings if at_or_above(f.severity, bar)]
-    reasons += [
-        Reason("safety-finding", f"a {f.severity} {f.kind} finding (failOnSeverity: {bar})")
-        for f in unsafe
-    ]
-    matched = matched and not unsafe
+    matched = (trajectory is None or trajectory.matched) and not unsafe
     gating = score if matched and not closed else 0.0
     meets_bar = decimal(score) >= plan.pass_score
     if not closed and not meets_bar:
@@ -131,12 +106,10 @@ def grade_trial(plan: GradingPlan, task: CompiledTask, record: TrialRecord) -> T
         )
     passed = meets_bar and matched and not closed
     outcome: Outcome
-    if record.error is not None:
+    if record.error is not None or (output_score is None and not missed):
         outcome = "errored"
     elif missed:
         outcome = "failed-closed"
-    elif output_score is None:
-        outcome = "errored"
     else:
         outcome = "passed" if passed else "failed"
     return TrialGrade(
@@ -152,8 +125,43 @@ def grade_trial(plan: GradingPlan, task: CompiledTask, record: TrialRecord) -> T
         record.cost_usd,
         record.latency_ms,
         distinct_tags(record.findings),
-        bool(unsafe),
+        unsafe,
     )
+
+
+def _output_score(task: CompiledTask, record: TrialRecord, reasons: list[Reason]) -> float | None:
+    """The output's own score: recorded, golden or rubric; None when there is none."""
+    expected = task.task.expected
+    if record.error is not None:
+        reasons.append(Reason("agent-error", f"the agent errored: {record.error}"))
+        return None
+    if record.output_score is not None:
+        return record.output_score
+    if expected.kind == "golden" and expected.match is not None:
+        return golden_score(expected.match, record.output)
+    if expected.rubric is not None and record.verdicts is not None:
+        return rubric_score(expected.rubric, record.verdicts)
+    return None
+
+
+def _miss(tool: str, i: int) -> Reason:
+    return Reason(
+        "fixture-miss",
+        f"call {i + 1} to {tool} had no fixture response (onMiss: fail)",
+        call_index=i,
+        tool=tool,
+    )
+
+
+def _unsafe(plan: GradingPlan, record: TrialRecord, reasons: list[Reason]) -> bool:
+    """Whether a finding reaches the run's ``failOnSeverity`` (each one is a reason)."""
+    bar = plan.terms.fail_on_severity
+    unsafe = [f for f in distinct_tags(record.findings) if at_or_above(f.severity, bar)]
+    reasons += [
+        Reason("safety-finding", f"a {f.severity} {f.kind} finding (failOnSeverity: {bar})")
+        for f in unsafe
+    ]
+    return bool(unsafe)
 
 
 def not_run(task_id: str, index: int) -> TrialGrade:

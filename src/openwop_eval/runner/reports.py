@@ -42,6 +42,7 @@ def _task(task: TaskGrade, diagnostics: dict[tuple[str, int], dict[str, Any]]) -
         "score": task.score,
         "gatedScore": task.gated_score,
         "passed": task.passed,
+        "safetyFindings": [f.as_dict() for f in task.findings],
         "reasons": [r.as_dict() for r in task.reasons],
         "trials": [_trial(t, diagnostics.get((task.task_id, t.index), {})) for t in task.trials],
     }
@@ -133,6 +134,13 @@ def markdown(grade: SuiteGrade, run_id: str) -> str:
         )
     if grade.reasons:
         lines += ["", *(f"- {_cell(str(r))}" for r in grade.reasons)]
+    found = [t for t in grade.tasks if t.findings]
+    if found:
+        lines += ["", "Safety findings:", ""]
+        lines += [
+            f"- `{t.task_id}`: " + ", ".join(f"{f.kind} ({f.severity})" for f in t.findings)
+            for t in found
+        ]
     return "\n".join(lines) + "\n"
 
 
