@@ -14,10 +14,9 @@ from openwop_eval import parse_suite
 from openwop_eval.core.plan import RunTerms
 from openwop_eval.core.safety import SafetyPolicy
 from openwop_eval.log import verify_log
-from openwop_eval.log.names import EXT
 from openwop_eval.runner.api import resume_async, run_suite
 from openwop_eval.store import Store
-from openwop_eval.store.schema import events, trial_results
+from tests.modes.crash import forget_task, untimed
 
 CANARY = "PLANTED-CANARY-5d1e"
 AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
@@ -158,36 +157,6 @@ def test_a_resumed_run_looks_for_what_it_started_looking_for(world: tuple[Store,
     assert resumed.resumed_trials == 6
     assert untimed(resumed.summary) == untimed(done.summary)
     assert findings(resumed.summary)["canary"] == [{"kind": "canary-leak", "severity": "critical"}]
-
-
-def untimed(summary: dict[str, Any]) -> dict[str, Any]:
-    """The summary without measured latencies, which differ between two executions."""
-    tasks = [{k: v for k, v in t.items() if k != "latencyMs"} for t in summary["tasks"]]
-    return {**summary, "tasks": tasks}
-
-
-def forget_task(store: Store, run_id: str, task_id: str) -> None:
-    """Delete a task's trials and the run's ending from the store: what a crash leaves."""
-    docs = store.events(run_id)
-    gone = {
-        d["payload"][EXT]["invocationId"]
-        for d in docs
-        if d["type"] == "agent.invocation-started" and d["payload"][EXT]["taskId"] == task_id
-    }
-    with store.transaction() as tx:
-        for doc in docs:
-            ext = (doc.get("payload") or {}).get(EXT) or {}
-            if ext.get("invocationId") in gone or doc["type"] in (
-                "eval.completed",
-                "run.completed",
-            ):
-                tx.execute(
-                    events.delete().where(
-                        (events.c.run_id == run_id) & (events.c.sequence == doc["sequence"])
-                    )
-                )
-        tx.execute(trial_results.delete().where(trial_results.c.task_id == task_id))
-    store.set_status(run_id, "running")
 
 
 def test_a_rubric_judge_reports_findings_of_its_own_kinds(

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -13,9 +14,10 @@ from openwop_eval import parse_suite
 from openwop_eval.core.plan import Baseline, RunTerms
 from openwop_eval.log import verify_log
 from openwop_eval.runner import RunError
-from openwop_eval.runner.api import run_suite
+from openwop_eval.runner.api import resume_async, run_suite
 from openwop_eval.runner.baseline import BaselineError, baseline_run, newest_baseline
 from openwop_eval.store import Store
+from tests.modes.crash import forget_task, untimed
 
 AGENT = """
 def good(input, tools):
@@ -146,3 +148,15 @@ def test_the_summary_validates_against_the_shipped_schema(world: tuple[Store, Pa
     cand = run(store, agent, "half", RunTerms(baseline=Baseline(base.run_id, 1.0)))
     EvalSummary.model_validate(cand.summary)
     assert json.dumps(cand.summary)
+
+
+def test_a_resumed_regression_run_keeps_its_baseline(world: tuple[Store, Path]) -> None:
+    store, agent = world
+    base = run(store, agent, "good")
+    done = run(store, agent, "half", RunTerms(baseline=Baseline(base.run_id, 1.0)))
+    run(store, agent, "good")  # a newer completed run: the resume must not pick it
+    forget_task(store, done.run_id, "t1")
+    resumed = asyncio.run(resume_async(done.run_id, store=store, agent=f"{agent}:half"))
+    assert resumed.resumed_trials == 3
+    assert untimed(resumed.summary) == untimed(done.summary)
+    assert resumed.summary["regression"]["baselineRunId"] == base.run_id

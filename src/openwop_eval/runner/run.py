@@ -233,14 +233,13 @@ async def _execute(execution: Execution, run_id: str, writer: EventWriter) -> Ru
 
     await asyncio.gather(*(one(task, i) for task, i in todo))
     writer.flush()
-    return await _finish(execution, run_id, writer, plan, exhausted, len(done))
+    return await _finish(execution, run_id, writer, exhausted, len(done))
 
 
 async def _finish(
     execution: Execution,
     run_id: str,
     writer: EventWriter,
-    plan: GradingPlan,
     exhausted: bool,
     resumed: int,
 ) -> RunResult:
