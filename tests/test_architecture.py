@@ -89,6 +89,7 @@ LAYERS: dict[str, set[str]] = {
     "judges": {"runner", "server", "cli", "conformance"},
     "conformance": {"runner", "server", "cli"},
     "traces": {"runner", "store", "server", "cli", "judges", "conformance"},
+    "html": {"server", "cli", "conformance"},
     "compare": {
         "runner",
         "store",
@@ -99,6 +100,7 @@ LAYERS: dict[str, set[str]] = {
         "conformance",
         "traces",
         "log",
+        "html",
     },
 }
 """Per layer of the package, the layers it must never import."""

@@ -178,7 +178,7 @@ def test_grading_runs_off_the_event_loop(tmp_path: Path, monkeypatch: pytest.Mon
         return wrapped
 
     monkeypatch.setattr(trial_module, "grade_trial", spy(trial_module.grade_trial))
-    monkeypatch.setattr(run_module, "_decide", spy(run_module._decide))
+    monkeypatch.setattr(run_module, "decide", spy(run_module.decide))
 
     async def agent(request: Any, tools: Any) -> str:
         await tools.call("crm:lookup", {"id": 1})

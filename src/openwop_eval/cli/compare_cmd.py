@@ -28,6 +28,7 @@ from ..compare import (
 from ..compare import compare as compare_sides
 from ..compare import regression_reasons as regressions
 from ..compare.comparison import percent, sign_text
+from ..html import render_comparison
 from ..store import Store
 from ..store.records import RunRecord
 from ..summaryfile import SummaryFileError, read_summary_file
@@ -48,6 +49,9 @@ from .shell import consoles, open_store, usage, write_file
     help="Write a Markdown summary ('-' for stdout; also appended to $GITHUB_STEP_SUMMARY).",
 )
 @click.option("--out", type=click.Path(dir_okay=False), help="Write the comparison (JSON).")
+@click.option(
+    "--html", "html_path", type=click.Path(dir_okay=False), help="Write the comparison as HTML."
+)
 @click.option("--fail-on-regression", is_flag=True, help="Exit 1 when the candidate regressed.")
 @click.option(
     "--tolerance",
@@ -76,6 +80,7 @@ def compare(
     as_json: bool,
     markdown_path: str | None,
     out: str | None,
+    html_path: str | None,
     fail_on_regression: bool,
     tolerance: float | None,
     seed: int,
@@ -103,6 +108,10 @@ def compare(
         err.print(f"[yellow]warning:[/yellow] {plain(warning)}")
     try:
         _write(comparison, tolerance, out, markdown_path)
+        if html_path:
+            write_file(
+                html_path, render_comparison(comparison_dict(comparison, tolerance=tolerance))
+            )
     except OSError as exc:  # a directory, a read-only path: a line, not a traceback
         usage(err, plain(f"cannot write {exc.filename or 'the output'}: {exc.strerror or exc}"))
     if as_json:

@@ -60,6 +60,7 @@ def grade(
     report: str | None,
     junit: str | None,
     markdown_path: str | None,
+    html_path: str | None,
     judge_spec: str | None,
     judge_base_url: str | None,
     judge_api_key: str | None,
@@ -106,7 +107,7 @@ def grade(
             safety=safety,
         )
         result = run_to_end(err, RunProgress(err, enabled=False), closing_judge(coro, judge))
-    write_outputs(result, out, report, junit, markdown_path)
+    write_outputs(result, out, report, junit, markdown_path, html_path)
     print_run_table(out_console, result.grade, result.run_id)
     print_modes(out_console, result.summary)
     sys.exit(EXIT_OK if result.summary["passed"] else EXIT_FAILED)

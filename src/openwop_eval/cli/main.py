@@ -21,9 +21,11 @@ from .compare_cmd import compare
 from .conformance_cmd import conformance
 from .grade_cmd import grade
 from .render import plain, print_problems
+from .report_cmd import report
 from .run_cmd import run
 from .serve_cmd import serve
 from .verify_cmd import verify
+from .view_cmd import view
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -73,6 +75,8 @@ def _dump(source: str, valid: bool, problems: Sequence[Problem]) -> None:
 main.add_command(run)
 main.add_command(grade)
 main.add_command(verify)
+main.add_command(report)
+main.add_command(view)
 main.add_command(serve)
 main.add_command(conformance)
 main.add_command(compare)

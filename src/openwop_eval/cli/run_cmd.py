@@ -120,6 +120,7 @@ def run(
     report: str | None,
     junit: str | None,
     markdown_path: str | None,
+    html_path: str | None,
     concurrency: int,
     timeout_s: float,
     judge_spec: str | None,
@@ -178,7 +179,7 @@ def run(
         common: dict[str, Any] = {"store": store, "observer": progress, "events": sink}
         coro = _start(wiring, resume_id, options, recording, common, modal)
         result = run_to_end(err, progress, closing_judge(coro, wiring.judge))
-    write_outputs(result, out, report, junit, markdown_path)
+    write_outputs(result, out, report, junit, markdown_path, html_path)
     print_run_table(out_console, result.grade, result.run_id)
     print_modes(out_console, result.summary)
     if result.budget_exhausted:

@@ -16,6 +16,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
+from ..html import render_report, report_data
 from ..runner import RunEndedError, RunError, RunResult
 from ..runner.reports import junit_xml, markdown, report_dict
 from ..store import Store, StoreError
@@ -47,8 +48,15 @@ output_options = _options(
         type=click.Path(dir_okay=False),
         help="Write a Markdown summary (also appended to $GITHUB_STEP_SUMMARY when set).",
     ),
+    click.option(
+        "--html",
+        "html_path",
+        type=click.Path(dir_okay=False),
+        help="Write the self-contained HTML report (it shows outputs and arguments).",
+    ),
 )
-"""``--out``, ``--events``, ``--report``, ``--junit``, ``--markdown``: what a graded run writes."""
+"""``--out``, ``--events``, ``--report``, ``--junit``, ``--markdown``, ``--html``: what a
+graded run writes."""
 
 judge_options = _options(
     click.option(
@@ -136,6 +144,8 @@ def write_outputs(
     report: str | None,
     junit: str | None,
     markdown_path: str | None,
+    html_path: str | None = None,
+    step_summary: bool = True,
 ) -> None:
     if out:
         write_file(out, json.dumps(result.summary, indent=2) + "\n")
@@ -146,12 +156,17 @@ def write_outputs(
         write_file(report, json.dumps(body, indent=2, ensure_ascii=False, default=str) + "\n")
     if junit:
         write_file(junit, junit_xml(result.grade, result.run_id))
+    if html_path:
+        data = report_data(
+            result.run_id, result.agent_id, result.grade, result.summary, result.diagnostics
+        )
+        write_file(html_path, render_report(data))
     text = markdown(result.grade, result.run_id)
     if markdown_path:
         write_file(markdown_path, text)
-    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if step_summary:
-        with open(step_summary, "a", encoding="utf-8") as handle:
+    summary_file = os.environ.get("GITHUB_STEP_SUMMARY") if step_summary else None
+    if summary_file:
+        with open(summary_file, "a", encoding="utf-8") as handle:
             handle.write(text)
 
 

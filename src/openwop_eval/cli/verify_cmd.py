@@ -5,16 +5,22 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
 
 from ..core import GradingError, SuiteError
+from ..html import render_report, report_data
+from ..html.model import log_diagnostics
 from ..log import verify_log
+from ..log.audit import Verification
+from ..log.replay import replay
 from ..runner.events import read_jsonl
 from ..suitefile import load_suite
 from .codes import EXIT_FAILED, EXIT_INVALID, EXIT_OK
 from .render import print_problems
+from .shell import write_file
 
 
 @click.command()
@@ -26,7 +32,13 @@ from .render import print_problems
     type=click.Path(dir_okay=False),
     help="A summary to check against the recomputation.",
 )
-def verify(suite: str, events: str, summary_path: str | None) -> None:
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(dir_okay=False),
+    help="Write the HTML report of the recomputation (the log's calls; no outputs).",
+)
+def verify(suite: str, events: str, summary_path: str | None, html_path: str | None) -> None:
     """Recompute the EvalSummary of SUITE from the EVENTS log (JSON lines) and print it.
 
     With --summary, exit 1 and name every field where the given summary disagrees; exit 0 when
@@ -44,6 +56,8 @@ def verify(suite: str, events: str, summary_path: str | None) -> None:
     except (OSError, ValueError, GradingError) as exc:
         err.print(f"[red]error:[/red] {exc}")
         sys.exit(EXIT_INVALID)
+    if html_path:
+        _write_html(html_path, docs, result)
     click.echo(json.dumps(result.summary, indent=2))
     for problem in result.log_problems:
         err.print(f"[yellow]log:[/yellow] {problem}")
@@ -58,3 +72,12 @@ def verify(suite: str, events: str, summary_path: str | None) -> None:
         f"[red]{len(result.mismatches)} field(s) of {summary_path} disagree with the log[/red]"
     )
     sys.exit(EXIT_FAILED)
+
+
+def _write_html(path: str, docs: list[dict[str, Any]], result: Verification) -> None:
+    """The report of the recomputed grade; the log has each trial's calls, not its output."""
+    run_id = str(docs[0].get("runId", "")) if docs else ""
+    diagnostics = log_diagnostics(replay(docs).records)
+    write_file(
+        path, render_report(report_data(run_id, "", result.grade, result.summary, diagnostics))
+    )

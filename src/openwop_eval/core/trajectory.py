@@ -222,9 +222,13 @@ def _exact(steps: Sequence[CompiledStep], calls: Sequence[ToolCall]) -> list[Rea
     return found
 
 
-def _any_order(steps: Sequence[CompiledStep], calls: Sequence[ToolCall]) -> list[Reason]:
+def assign_any_order(
+    steps: Sequence[CompiledStep], calls: Sequence[ToolCall]
+) -> tuple[dict[int, int], list[list[int]]]:
+    """A maximum matching of steps to distinct calls (call index → step index), and each
+    step's candidate calls."""
     candidates = [[i for i, call in enumerate(calls) if step.matches(call)] for step in steps]
-    owner: dict[int, int] = {}  # call index -> step index
+    owner: dict[int, int] = {}
 
     def augment(j: int, seen: set[int]) -> bool:
         # Kuhn's augmenting path: take a free call, or move its owner to another call.
@@ -237,9 +241,17 @@ def _any_order(steps: Sequence[CompiledStep], calls: Sequence[ToolCall]) -> list
                 return True
         return False
 
+    for j in range(len(steps)):
+        augment(j, set())
+    return owner, candidates
+
+
+def _any_order(steps: Sequence[CompiledStep], calls: Sequence[ToolCall]) -> list[Reason]:
+    owner, candidates = assign_any_order(steps, calls)
+    served = set(owner.values())
     found = []
     for j in range(len(steps)):
-        if augment(j, set()):
+        if j in served:
             continue
         if candidates[j]:
             found.append(

@@ -245,7 +245,7 @@ async def _finish(
 ) -> RunResult:
     docs = execution.store.events(run_id)
     diagnostics = execution.store.trial_results(run_id)
-    summary, grade = await asyncio.to_thread(_decide, execution.loaded, docs, diagnostics)
+    summary, grade = await asyncio.to_thread(decide, execution.loaded, docs, diagnostics)
     writer.write(
         [
             pending(EVAL_COMPLETED, completed_payload(summary)),
@@ -259,7 +259,7 @@ async def _finish(
     )
 
 
-def _decide(
+def decide(
     loaded: LoadedSuite,
     docs: list[dict[str, Any]],
     diagnostics: dict[tuple[str, int], dict[str, Any]],

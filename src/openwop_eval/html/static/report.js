@@ -1,0 +1,235 @@
+// The report's behaviour: pages of tasks from the embedded data, filters, search, deep links.
+// Every value from the run is set with textContent — never parsed as HTML — so an agent's
+// output cannot inject markup or script into the page.
+(function () {
+  "use strict";
+  const PAGE = 50;
+  const data = JSON.parse(document.getElementById("report-data").textContent);
+  const tasks = data.tasks;
+  const byId = new Map(tasks.map((t, i) => [t.id, i]));
+  const state = { filter: "all", query: "", page: 0, shown: tasks.map((_, i) => i) };
+  const $ = (id) => document.getElementById(id);
+  const blob = [];  // per task, lower-case text to search; built on first search
+
+  function clone(id) {
+    return document.getElementById(id).content.firstElementChild.cloneNode(true);
+  }
+  function text(root, selector, value) {
+    const node = root.querySelector(selector);
+    node.textContent = value;
+    return node;
+  }
+  function el(tag, cls, value) {
+    const node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (value !== undefined) node.textContent = value;
+    return node;
+  }
+  function num(x) {
+    return x === null || x === undefined ? "—" : String(Math.round(x * 1000) / 1000);
+  }
+  function json(value) {
+    return value === undefined || value === null ? "null" : JSON.stringify(value, null, 2);
+  }
+  function link(task, trial) {
+    const base = "#task=" + encodeURIComponent(task);
+    return trial === undefined ? base : base + "/trial=" + (trial + 1);
+  }
+  function list(root, selector, items) {
+    const ul = root.querySelector(selector);
+    for (const item of items) ul.appendChild(el("li", "", item));
+    if (!items.length) ul.remove();
+  }
+
+  function matches(t, i) {
+    const f = state.filter;
+    if (f === "failures" && t.passed) return false;
+    if (f === "passes" && !t.passed) return false;
+    if (f === "errors" && !t.errored) return false;
+    if (f === "flaky" && !t.flaky) return false;
+    if (!state.query) return true;
+    if (blob[i] === undefined) {
+      const parts = [t.id, ...t.reasons];
+      for (const trial of t.trials) {
+        parts.push(...trial.reasons, json(trial.output), trial.error || "");
+        for (const c of trial.calls) parts.push(c.tool);
+      }
+      blob[i] = parts.join("\n").toLowerCase();
+    }
+    return blob[i].includes(state.query);
+  }
+
+  function apply() {
+    state.shown = [];
+    tasks.forEach((t, i) => { if (matches(t, i)) state.shown.push(i); });
+    const pages = Math.max(1, Math.ceil(state.shown.length / PAGE));
+    state.page = Math.min(state.page, pages - 1);
+    render();
+  }
+
+  function render() {
+    const main = $("tasks");
+    main.replaceChildren();
+    const start = state.page * PAGE;
+    for (const i of state.shown.slice(start, start + PAGE)) main.appendChild(taskView(tasks[i]));
+    if (!state.shown.length) main.appendChild(el("p", "empty", "No task matches."));
+    const pages = Math.max(1, Math.ceil(state.shown.length / PAGE));
+    $("count").textContent = state.shown.length + " of " + tasks.length + " tasks";
+    $("page").textContent = "page " + (state.page + 1) + " of " + pages;
+    $("prev").disabled = state.page === 0;
+    $("next").disabled = state.page >= pages - 1;
+  }
+
+  function taskView(t) {
+    const node = clone("tpl-task");
+    node.id = "task=" + t.id;
+    node.dataset.task = t.id;
+    const anchor = node.querySelector(".anchor");
+    anchor.href = link(t.id);
+    text(node, ".task-id", t.id);
+    const badges = node.querySelector(".badges");
+    badges.appendChild(el("span", "badge " + (t.passed ? "pass" : "fail"), t.passed ? "passed" : "failed"));
+    if (t.flaky) badges.appendChild(el("span", "badge flaky", "flaky"));
+    if (t.errored) badges.appendChild(el("span", "badge error", "errors"));
+    for (const f of t.findings) badges.appendChild(el("span", "badge finding", f.kind + " (" + f.severity + ")"));
+    text(node, ".score", num(t.score));
+    text(node, ".gated", num(t.gatedScore));
+    text(node, ".pak", num(t.passAtK));
+    text(node, ".phk", num(t.passHatK));
+    text(node, ".tp", t.passedTrials + " / " + t.trials.length);
+    sideBySide(node.querySelector(".side-by-side tbody"), t);
+    list(node, ".reasons", t.reasons);
+    const holder = node.querySelector(".trials");
+    for (const trial of t.trials) holder.appendChild(trialView(t, trial));
+    return node;
+  }
+
+  function sideBySide(body, t) {
+    const rows = [
+      ["trial", (tr) => { const a = el("a", "", "#" + (tr.index + 1)); a.href = link(t.id, tr.index); return a; }],
+      ["outcome", (tr) => tr.outcome],
+      ["score", (tr) => num(tr.score)],
+      ["gating score", (tr) => num(tr.gatingScore)],
+      ["tool calls", (tr) => String(tr.calls.length)],
+    ];
+    for (const [name, cell] of rows) {
+      const tr = el("tr");
+      tr.appendChild(el("td", "", name));
+      for (const trial of t.trials) {
+        const td = el("td", "t-" + trial.outcome);
+        const value = cell(trial);
+        if (typeof value === "string") td.textContent = value; else td.appendChild(value);
+        tr.appendChild(td);
+      }
+      body.appendChild(tr);
+    }
+  }
+
+  function trialView(t, trial) {
+    const node = clone("tpl-trial");
+    node.id = "task=" + t.id + "/trial=" + (trial.index + 1);
+    text(node, ".title", "trial " + (trial.index + 1));
+    text(node, ".outcome", trial.outcome + ": " + trial.gate);
+    const gate = text(node, ".gate", "score " + num(trial.score) + " · gating score " + num(trial.gatingScore));
+    if (trial.gatingScore < trial.score || !trial.passed) gate.classList.add("zeroed");
+    list(node, ".reasons", trial.reasons);
+    node.addEventListener("toggle", () => { if (node.open) fill(node, trial); }, { once: true });
+    return node;
+  }
+
+  function fill(node, trial) {
+    const diff = node.querySelector(".diff");
+    if (trial.trajectory) {
+      const body = diff.querySelector("tbody");
+      for (const s of trial.trajectory.steps) {
+        const row = clone("tpl-step");
+        row.className = "s-" + s.status;
+        text(row, ".n", "step " + (s.index + 1));
+        text(row, ".tool", s.tool);
+        text(row, ".status", s.status === "matched" ? "matched by call " + (s.call + 1) : s.status);
+        text(row, ".explanation", s.explanation || "");
+        body.appendChild(row);
+      }
+    } else diff.remove();
+    const timeline = node.querySelector(".timeline");
+    trial.calls.forEach((c) => timeline.appendChild(callView(c)));
+    if (!trial.calls.length) timeline.replaceWith(el("p", "empty", "no tool calls"));
+    const judge = node.querySelector(".judge");
+    if (trial.verdicts.length || trial.judgeError) {
+      const body = judge.querySelector("tbody");
+      for (const v of trial.verdicts) {
+        const row = clone("tpl-step");
+        text(row, ".n", "met " + num(v.met));
+        text(row, ".tool", v.criterion);
+        text(row, ".status", v.met >= 1 ? "met" : v.met > 0 ? "partly" : "not met");
+        text(row, ".explanation", v.rationale || "");
+        body.appendChild(row);
+      }
+      if (trial.judgeError) judge.appendChild(el("p", "no", trial.judgeError));
+    } else judge.remove();
+    if (trial.error) text(node, ".error-text", trial.error); else node.querySelector(".error").remove();
+    const findings = node.querySelector(".findings");
+    if (trial.findings.length) {
+      for (const f of trial.findings) {
+        findings.querySelector("ul").appendChild(el("li", "", f.kind + " (" + f.severity + "): " + (f.where || "")));
+      }
+    } else findings.remove();
+    text(node, ".output", json(trial.output));
+    const measures = [];
+    if (trial.costUsd !== null) measures.push("cost $" + trial.costUsd);
+    if (trial.latencyMs !== null) measures.push("latency " + Math.round(trial.latencyMs) + " ms");
+    text(node, ".measures", measures.join(" · "));
+  }
+
+  function callView(c) {
+    const node = clone("tpl-call");
+    text(node, ".tool", c.tool);
+    const tags = node.querySelector(".tags");
+    const tag = (cls, value) => tags.appendChild(el("span", "tag " + cls, value));
+    if (c.step !== null) tag("step", "step " + (c.step + 1));
+    else if (!c.forbidden && !c.missed) tag("", "extra call");
+    if (c.forbidden) { node.classList.add("forbidden"); tag("bad", "forbidden"); }
+    if (c.missed) { node.classList.add("missed"); tag("bad", "fixture miss"); }
+    if (c.status && c.status !== "ok") tag("bad", c.status);
+    text(node, ".args", json(c.args));
+    text(node, ".result", c.error ? c.error : json(c.result));
+    return node;
+  }
+
+  function follow() {
+    const hash = decodeURIComponent(location.hash.slice(1));
+    const m = /^task=(.*?)(?:\/trial=(\d+))?$/.exec(hash);
+    if (!m || !byId.has(m[1])) return;
+    const i = byId.get(m[1]);
+    if (!state.shown.includes(i)) { setFilter("all"); $("search").value = ""; state.query = ""; apply(); }
+    state.page = Math.floor(state.shown.indexOf(i) / PAGE);
+    render();
+    document.querySelectorAll(".target").forEach((n) => n.classList.remove("target"));
+    let target = document.getElementById("task=" + m[1]);
+    if (m[2]) {
+      const trial = document.getElementById("task=" + m[1] + "/trial=" + m[2]);
+      if (trial) { trial.open = true; target = trial; }
+    }
+    if (target) { target.classList.add("target"); target.scrollIntoView(); }
+  }
+
+  function setFilter(name) {
+    state.filter = name;
+    document.querySelectorAll("[data-filter]").forEach((b) => b.setAttribute("aria-pressed", String(b.dataset.filter === name)));
+  }
+
+  document.querySelectorAll("[data-filter]").forEach((b) => b.addEventListener("click", () => {
+    setFilter(b.dataset.filter); state.page = 0; apply();
+  }));
+  let pending = null;
+  $("search").addEventListener("input", (e) => {
+    clearTimeout(pending);
+    pending = setTimeout(() => { state.query = e.target.value.trim().toLowerCase(); state.page = 0; apply(); }, 120);
+  });
+  $("prev").addEventListener("click", () => { state.page -= 1; render(); window.scrollTo(0, 0); });
+  $("next").addEventListener("click", () => { state.page += 1; render(); window.scrollTo(0, 0); });
+  window.addEventListener("hashchange", follow);
+  render();
+  follow();
+  document.body.dataset.ready = "true";
+})();

@@ -1,0 +1,76 @@
+"""``openwop-eval view``: the reports of a store's runs in a browser, on loopback.
+
+Read-only: the run list, each run's report and the comparison of two runs — the same
+templates as the files ``--html`` writes. The pages show content (outputs, arguments): the
+viewer is for the store's owner, so it listens on 127.0.0.1 unless told otherwise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Route
+
+from ..compare import CompareInputError, compare, comparison_dict, read_side
+from ..runner import RunError
+from ..runner.stored import stored_result
+from ..store import Store
+from . import render_comparison, render_page, render_report, report_data
+
+MAX_LISTED = 200
+"""Runs on the list page, newest first."""
+_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline';"
+    " script-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'self'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
+
+def viewer_app(store: Store) -> Starlette:
+    async def runs(request: Request) -> Response:
+        listed = await asyncio.to_thread(store.list_runs, None, limit=MAX_LISTED)
+        return _page(render_page("runs.html.j2", runs=listed, store=store.url))
+
+    async def run(request: Request) -> Response:
+        run_id = request.query_params.get("id", "")
+        try:
+            result = await asyncio.to_thread(stored_result, store, run_id)
+        except RunError as exc:
+            return _page(render_page("error.html.j2", message=str(exc)), 404)
+        data = report_data(
+            result.run_id, result.agent_id, result.grade, result.summary, result.diagnostics
+        )
+        return _page(render_report(data))
+
+    async def compared(request: Request) -> Response:
+        a, b = request.query_params.get("a", ""), request.query_params.get("b", "")
+        try:
+            page = await asyncio.to_thread(_comparison, store, a, b)
+        except (RunError, CompareInputError) as exc:
+            return _page(render_page("error.html.j2", message=str(exc)), 400)
+        return _page(page)
+
+    routes = [
+        Route("/", runs, methods=["GET"]),
+        Route("/run", run, methods=["GET"]),
+        Route("/compare", compared, methods=["GET"]),
+    ]
+    return Starlette(routes=routes)
+
+
+def _comparison(store: Store, a: str, b: str) -> str:
+    sides = []
+    for run_id in (a, b):
+        found = store.get_run(run_id) if run_id else None
+        if found is None or found.summary is None:
+            raise RunError(f"no completed run {run_id!r} in the store")
+        sides.append(read_side(found.summary, run_id))
+    return render_comparison(comparison_dict(compare(sides[0], sides[1])))
+
+
+def _page(body: str, status: int = 200) -> HTMLResponse:
+    return HTMLResponse(body, status, headers=_HEADERS)
