@@ -232,5 +232,6 @@ def run_routes(projected: str) -> list[tuple[str, str]]:
         ("GET", f"{path}/events/poll?timeout=0"),
         ("GET", f"{path}/eval-summary"),
         ("GET", f"{path}:diff?against={projected}"),
+        ("GET", f"{path}/report"),
         ("POST", f"{path}/cancel"),
     ]

@@ -65,3 +65,20 @@ def test_the_hosts_detectors_report_findings_and_its_bar_fails_the_task(
     assert summary["passed"] is False
     eval_events = [e for e in events if e["type"].startswith(("eval.", "run."))]
     assert CANARY not in json.dumps(eval_events) + json.dumps(summary)
+
+
+def test_the_host_serves_a_runs_report_to_its_own_tenant_only(adversarial_app: AppHost) -> None:
+    run_id = adversarial_app.start(
+        {"mode": "eval", "evalSuiteRef": "test.acme.evals.leaks@1.0.0", "agentId": "test.leaky"}
+    )
+    adversarial_app.follow(run_id)
+    path = f"/runs/{project(run_id)}/report"
+    page = adversarial_app.request("GET", path)
+    assert page.status_code == 200
+    assert page.headers["content-type"].startswith("text/html")
+    assert "default-src 'none'" in page.headers["content-security-policy"]
+    assert "canary-leak" in page.text  # the finding, and where it was found
+    other = adversarial_app.request("GET", path, key="globex-key")
+    assert other.status_code == 403
+    assert other.json()["error"] == "id_tenant_mismatch"
+    assert adversarial_app.request("GET", path, key=None).status_code == 401

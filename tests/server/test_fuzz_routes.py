@@ -314,6 +314,7 @@ def test_every_route_is_fuzzed(pool: Pool) -> None:
         ("POST", "/runs/{run_id}/cancel"),
         ("GET", "/runs/{run_id}/eval-summary"),
         ("GET", "/runs/{run_id}:diff"),
+        ("GET", "/runs/{run_id}/report"),
         ("GET", "/agents"),
         ("GET", "/agents/{agent_id}"),
         ("GET", "/agents/{agent_id}/deployments"),

@@ -17,7 +17,15 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from .. import __version__
 from .model import report_data
 
-__all__ = ["render_comparison", "render_page", "render_report", "report_data"]
+__all__ = ["PAGE_HEADERS", "render_comparison", "render_page", "render_report", "report_data"]
+
+PAGE_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline';"
+    " script-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'self'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+"""What a served report page is answered with: nothing may load from anywhere else."""
 
 
 @lru_cache(maxsize=1)

@@ -18,16 +18,10 @@ from ..compare import CompareInputError, compare, comparison_dict, read_side
 from ..runner import RunError
 from ..runner.stored import stored_result
 from ..store import Store
-from . import render_comparison, render_page, render_report, report_data
+from . import PAGE_HEADERS, render_comparison, render_page, render_report, report_data
 
 MAX_LISTED = 200
 """Runs on the list page, newest first."""
-_HEADERS = {
-    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline';"
-    " script-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'self'",
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-}
 
 
 def viewer_app(store: Store) -> Starlette:
@@ -73,4 +67,4 @@ def _comparison(store: Store, a: str, b: str) -> str:
 
 
 def _page(body: str, status: int = 200) -> HTMLResponse:
-    return HTMLResponse(body, status, headers=_HEADERS)
+    return HTMLResponse(body, status, headers=PAGE_HEADERS)

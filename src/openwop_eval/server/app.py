@@ -36,6 +36,7 @@ from .errors import (
 )
 from .hub import Hub
 from .manager import RunManager
+from .report import run_report
 from .runs import cancel_run, create_run, eval_summary, get_run, list_runs
 from .state import HostState, host, respond
 from .stream import events, poll
@@ -103,6 +104,7 @@ ROUTES = [
     Route("/runs/{run_id}/events", events, methods=["GET"]),
     Route("/runs/{run_id}/events/poll", poll, methods=["GET"]),
     Route("/runs/{run_id}/eval-summary", eval_summary, methods=["GET"]),
+    Route("/runs/{run_id}/report", run_report, methods=["GET"]),
     Route("/agents", list_agents, methods=["GET"]),
     Route("/agents/{agent_id}", get_agent, methods=["GET"]),
     Route("/agents/{agent_id}/deployments", list_deployments, methods=["GET"]),

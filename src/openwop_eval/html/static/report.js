@@ -4,6 +4,7 @@
 (function () {
   "use strict";
   const PAGE = 50;
+  const TRIALS = 50;  // trials of one task shown at first; the rest on request
   const data = JSON.parse(document.getElementById("report-data").textContent);
   const tasks = data.tasks;
   const byId = new Map(tasks.map((t, i) => [t.id, i]));
@@ -51,7 +52,8 @@
     if (blob[i] === undefined) {
       const parts = [t.id, ...t.reasons];
       for (const trial of t.trials) {
-        parts.push(...trial.reasons, json(trial.output), trial.error || "");
+        const output = typeof trial.output === "string" ? trial.output : json(trial.output);
+        parts.push(...trial.reasons, output, trial.error || "");
         for (const c of trial.calls) parts.push(c.tool);
       }
       blob[i] = parts.join("\n").toLowerCase();
@@ -100,8 +102,20 @@
     sideBySide(node.querySelector(".side-by-side tbody"), t);
     list(node, ".reasons", t.reasons);
     const holder = node.querySelector(".trials");
-    for (const trial of t.trials) holder.appendChild(trialView(t, trial));
+    for (const trial of t.trials.slice(0, TRIALS)) holder.appendChild(trialView(t, trial));
+    if (t.trials.length > TRIALS) {
+      const more = el("button", "more", "show all " + t.trials.length + " trials");
+      more.type = "button";
+      more.addEventListener("click", () => showAll(t, holder, more));
+      holder.appendChild(more);
+    }
     return node;
+  }
+
+  function showAll(t, holder, more) {
+    if (!more.isConnected) return;
+    more.remove();
+    for (const trial of t.trials.slice(TRIALS)) holder.appendChild(trialView(t, trial));
   }
 
   function sideBySide(body, t) {
@@ -115,7 +129,7 @@
     for (const [name, cell] of rows) {
       const tr = el("tr");
       tr.appendChild(el("td", "", name));
-      for (const trial of t.trials) {
+      for (const trial of t.trials.slice(0, TRIALS)) {
         const td = el("td", "t-" + trial.outcome);
         const value = cell(trial);
         if (typeof value === "string") td.textContent = value; else td.appendChild(value);
@@ -197,7 +211,8 @@
   }
 
   function follow() {
-    const hash = decodeURIComponent(location.hash.slice(1));
+    let hash;
+    try { hash = decodeURIComponent(location.hash.slice(1)); } catch (e) { return; }  // not ours
     const m = /^task=(.*?)(?:\/trial=(\d+))?$/.exec(hash);
     if (!m || !byId.has(m[1])) return;
     const i = byId.get(m[1]);
@@ -207,6 +222,8 @@
     document.querySelectorAll(".target").forEach((n) => n.classList.remove("target"));
     let target = document.getElementById("task=" + m[1]);
     if (m[2]) {
+      const more = target && target.querySelector("button.more");
+      if (more && Number(m[2]) > TRIALS) more.click();
       const trial = document.getElementById("task=" + m[1] + "/trial=" + m[2]);
       if (trial) { trial.open = true; target = trial; }
     }

@@ -1,0 +1,37 @@
+"""``GET /runs/{runId}/report``: a run's HTML report, for its own tenant.
+
+Not an OpenWOP route: the same page ``openwop-eval report --html`` writes, behind the
+host's API keys (``runs:read``) and its tenant rule — the report shows the run's outputs and
+arguments, so it is never served to another tenant.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+
+from ..html import PAGE_HEADERS, render_report, report_data
+from ..runner import RunError
+from ..runner.stored import stored_result
+from .auth import require
+from .errors import PROTOCOL_VERSION, not_found
+from .runs import own_run
+from .state import host, principal
+
+
+async def run_report(request: Request) -> HTMLResponse:
+    who = principal(request)
+    require(who, "runs:read")
+    run = own_run(request, who)
+    store = host(request).store
+    try:
+        result = await asyncio.to_thread(stored_result, store, run.run_id)
+    except RunError:
+        raise not_found("a report of this run") from None
+    data = report_data(
+        result.run_id, result.agent_id, result.grade, result.summary, result.diagnostics
+    )
+    page = await asyncio.to_thread(render_report, data)
+    return HTMLResponse(page, headers={"OpenWOP-Version": PROTOCOL_VERSION, **PAGE_HEADERS})
