@@ -251,3 +251,38 @@ def test_a_chunked_body_over_the_limit_is_refused_as_it_arrives(fresh_app: AppHo
     assert "content-length" not in response.request.headers
     body = refused(response, 413, "payload_too_large")
     assert body["message"] == "the body is over 1048576 bytes"
+
+
+def test_a_completed_summary_is_served_from_memory_after_its_first_read(
+    fresh_app: AppHost, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_id = fresh_app.run_to_end(GATE_SUITE, MOCK)
+    path = f"/runs/{project(run_id)}/eval-summary"
+    first = fresh_app.request("GET", path)
+    assert first.status_code == 200
+
+    def no_store(*_: object, **__: object) -> None:
+        raise AssertionError("the store was read for a cached summary")
+
+    monkeypatch.setattr(fresh_app.store, "get_run", no_store)
+    monkeypatch.setattr(fresh_app.store, "summary", no_store)
+    again = fresh_app.request("GET", path)
+    assert again.status_code == 200
+    assert again.content == first.content
+    assert again.headers["OpenWOP-Version"] == "2.0"
+    # the tenant rule still comes first
+    assert fresh_app.request("GET", path, key="globex-key").status_code == 403
+
+
+def test_the_summary_cache_is_bounded() -> None:
+    from openwop_eval.server.summaries import SummaryCache
+
+    cache = SummaryCache(max_entries=2, max_bytes=10)
+    cache.put("a", b"12345")
+    cache.put("b", b"12345")
+    assert cache.get("a") == b"12345"  # now the most recent
+    cache.put("c", b"123")
+    assert (cache.get("a"), cache.get("b"), cache.get("c")) == (b"12345", None, b"123")
+    cache.put("big", b"x" * 11)
+    assert cache.get("big") is None
+    assert len(cache) == 2

@@ -81,6 +81,17 @@ class RecordedCall:
     result: JSON = None
     error: str | None = None
 
+    def as_dict(self) -> dict[str, JSON]:
+        """For the trial's diagnostics (by hand: ``dataclasses.asdict`` deep-copies)."""
+        return {
+            "tool": self.tool,
+            "args": self.args,
+            "missed": self.missed,
+            "status": self.status,
+            "result": self.result,
+            "error": self.error,
+        }
+
 
 class ToolBoundary:
     """One trial's tool port. Closed when the trial ends: late calls are refused."""

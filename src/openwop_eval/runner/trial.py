@@ -7,7 +7,7 @@ import asyncio
 import math
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..agents.base import Agent, AgentProtocolError, AgentReply, ToolMissError, TrialContext
@@ -107,7 +107,7 @@ async def run_trial(setup: TrialSetup) -> TrialOutcome:
         diagnostics["safetyFindings"] = located
     # Bounded, but CPU work: off the event loop, which a host shares with its requests.
     grade = await asyncio.to_thread(grade_trial, setup.plan, setup.task, record)
-    diagnostics["calls"] = [asdict(c) for c in boundary.calls]
+    diagnostics["calls"] = [c.as_dict() for c in boundary.calls]
     events = [started, *boundary.events, *_closing_events(setup, boundary, invoked, grade, record)]
     return TrialOutcome(record, grade, invocation_id, events, diagnostics)
 

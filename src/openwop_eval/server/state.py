@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.requests import Request
@@ -20,6 +20,7 @@ from .errors import PROTOCOL_VERSION, ApiError
 from .hub import Hub
 from .inputs import idempotency_key, operation, parse_json
 from .manager import RunManager
+from .summaries import SummaryCache
 
 
 @dataclass
@@ -31,6 +32,7 @@ class HostState:
     hub: Hub
     manager: RunManager
     keys: KeyRing
+    summaries: SummaryCache = field(default_factory=SummaryCache)
 
 
 def host(request: Request) -> HostState:
