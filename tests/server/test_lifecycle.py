@@ -403,3 +403,26 @@ def test_a_run_whose_agent_is_gone_is_ended_not_left_running(
             assert c.get(f"{path}/eval-summary").status_code == 409
     finally:
         restarted.stop()
+
+
+def test_every_subscriber_gets_every_event_once_from_one_read_of_the_store(
+    fresh_app: AppHost, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_id = fresh_app.run_to_end(GATE_SUITE, MOCK)
+    url = f"/runs/{project_id(run_id)}/events"
+    reads: list[int] = []
+    real = fresh_app.store.events
+
+    def counted(*args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+        reads.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(fresh_app.store, "events", counted)
+    streams = []
+    with fresh_app.client() as c:
+        for _ in range(5):
+            with c.stream("GET", url) as response:
+                streams.append([e["sequence"] for e in frames(response)])
+    expected = list(range(len(real(run_id))))
+    assert all(seen == expected for seen in streams)  # each event once, in order
+    assert len(reads) == 1  # one page, read once, for all five subscribers

@@ -34,6 +34,7 @@ from .errors import (
     handle_http_error,
     handle_unexpected,
 )
+from .feed import Feed
 from .hub import Hub
 from .manager import RunManager
 from .report import run_report
@@ -173,6 +174,7 @@ def create_app(config: HostConfig, store: Store | None = None) -> Starlette:
         hub,
         RunManager(store, catalog, hub),
         KeyRing(config),
+        Feed(store),
     )
 
     @contextlib.asynccontextmanager

@@ -17,6 +17,7 @@ from .auth import KeyRing, Principal
 from .catalog import Catalog
 from .config import HostConfig
 from .errors import PROTOCOL_VERSION, ApiError
+from .feed import Feed
 from .hub import Hub
 from .inputs import idempotency_key, operation, parse_json
 from .manager import RunManager
@@ -32,6 +33,7 @@ class HostState:
     hub: Hub
     manager: RunManager
     keys: KeyRing
+    feed: Feed
     summaries: SummaryCache = field(default_factory=SummaryCache)
 
 

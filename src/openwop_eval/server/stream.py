@@ -9,7 +9,6 @@ right after the run's terminal event.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -61,22 +60,25 @@ async def _frames(request: Request, run_id: str, after: int) -> AsyncIterator[st
     quiet_since = time.monotonic()
     while True:
         signal = state.hub.signal(run_id)
-        # Reads run in a worker thread, so a long replay never stalls the runs or other
-        # requests on the event loop; a page goes out as one write.
-        docs = await asyncio.to_thread(store.events, run_id, after, PAGE)
-        if docs:
+        # The run's feed reads each page once (in a worker thread, so a long replay never
+        # stalls the loop) for every subscriber; a page goes out as one write.
+        frames, fresh = await state.feed.page(run_id, after, PAGE)
+        if frames:
             chunk, ended = [], False
-            for doc in docs:
-                after = doc["sequence"]
-                chunk.append(f"id: {after}\nevent: {doc['type']}\ndata: {json.dumps(doc)}\n\n")
-                if doc["type"] in TERMINAL:
+            for frame in frames:
+                after = frame.sequence
+                chunk.append(frame.text)
+                if frame.type in TERMINAL:
                     ended = True
                     break
             yield "".join(chunk)
             if ended:
                 return
             quiet_since = time.monotonic()
-            await asyncio.sleep(0)  # let other streams and requests have a turn
+            if fresh and len(frames) < PAGE:  # caught up: wait for the next commit
+                await state.hub.wait(signal, RECHECK_S)
+            else:
+                await asyncio.sleep(0)  # let other streams and requests have a turn
             continue
         run = await asyncio.to_thread(store.get_run, run_id, False)
         if run is None or (
