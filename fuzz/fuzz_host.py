@@ -36,6 +36,7 @@ import httpx
 from starlette.routing import Route
 
 from openwop_eval.server.app import ROUTES
+from openwop_eval.server.inputs import QUERY_PARAMETERS
 from openwop_eval.wire import project
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -141,16 +142,7 @@ def run_to_end(client: httpx.Client, suite: str, agent: str, key: str) -> str:
 SPECIAL = ["", "\x00", "~", "~0", "~ZZ", "~2F", "%", "%00", "%2F", "/", "..", "\ud800", " "]
 NUMBERS = ["-1", "0", "1", str(2**31), str(2**63 - 1), str(2**63), str(2**64), "-2", "nan"]
 NUMBERS += ["inf", "1e400", "1.5", " 1", "1_000", "0x10", "\u0661", "+1", "9" * 4400, "%00"]
-QUERY_NAMES = [
-    "limit",
-    "cursor",
-    "status",
-    "workflowId",
-    "afterSequence",
-    "timeout",
-    "streamMode",
-    "against",
-]
+QUERY_NAMES = list(QUERY_PARAMETERS)
 CONTENT_TYPES = [b"application/json", b"text/plain", b"application/x-www-form-urlencoded"]
 
 

@@ -21,6 +21,7 @@ from starlette.routing import Route
 
 from openwop_eval.server.app import ROUTES
 from openwop_eval.server.deploy import gate_refusal
+from openwop_eval.server.inputs import QUERY_PARAMETERS
 from openwop_eval.wire import project
 from tests.server.inprocess import CAREFUL, GATE_SUITE, MOCK, REFUNDS_SUITE, AppHost
 
@@ -212,16 +213,7 @@ def headers(pool: Pool) -> st.SearchStrategy[list[tuple[bytes, bytes]]]:
     )
 
 
-QUERY_NAMES = [
-    "limit",
-    "cursor",
-    "status",
-    "workflowId",
-    "afterSequence",
-    "timeout",
-    "streamMode",
-    "against",
-]
+QUERY_NAMES = list(QUERY_PARAMETERS)
 QUERIES = st.dictionaries(st.sampled_from(QUERY_NAMES) | TEXT, NUMBER_TEXT | TEXT, max_size=3).map(
     lambda q: "&".join(f"{url_part(k)}={url_part(v)}" for k, v in q.items())
 )

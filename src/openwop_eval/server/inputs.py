@@ -47,6 +47,17 @@ MAX_SEQUENCE: Final = 2**63 - 1
 MAX_STORED_SEQUENCE: Final = 2**31 - 1
 """``events.sequence`` is a 32-bit INTEGER on PostgreSQL: no event lies beyond it, so a
 larger cursor is past the end and is read as this one."""
+QUERY_PARAMETERS: Final = (
+    "limit",
+    "cursor",
+    "status",
+    "workflowId",
+    "afterSequence",
+    "timeout",
+    "streamMode",
+    "against",
+)
+"""Every query parameter a route reads (the fuzzers send them, hostile)."""
 RUN_STATUSES: Final = (
     "pending",
     "running",
