@@ -27,7 +27,7 @@ from ..compare import (
 )
 from ..compare import compare as compare_sides
 from ..compare import regression_reasons as regressions
-from ..compare.comparison import percent, sign_text
+from ..compare.comparison import delta_text, sign_text
 from ..html import render_comparison
 from ..store import Store
 from ..store.records import RunRecord
@@ -236,13 +236,9 @@ def _evidence(c: Comparison) -> list[str]:
         ),
         plain(sign_text(c.sign_test)) + f" (α = {float(c.sign_test.alpha):g})",
     ]
-    interval = c.interval
-    if interval is not None and c.gated_delta is not None:
-        lines.append(
-            f"mean gated delta {c.gated_delta:+.4g}, {percent(interval.confidence)} bootstrap"
-            f" interval [{interval.lower:.4g}, {interval.upper:.4g}] ({interval.resamples:,}"
-            f" resamples, seed {interval.seed})"
-        )
+    interval = delta_text(c)
+    if interval is not None:
+        lines.append(interval)
     for name, ids in (("added (not paired)", c.added), ("removed (not paired)", c.removed)):
         if ids:
             lines.append(f"[yellow]{name}:[/yellow] {plain(', '.join(ids))}")

@@ -243,6 +243,18 @@ def sign_text(sign: SignTest) -> str:
     )
 
 
+def delta_text(c: Comparison) -> str | None:
+    """The bootstrap evidence in words, for the table and the Markdown alike."""
+    interval = c.interval
+    if interval is None or c.gated_delta is None:
+        return None
+    return (
+        f"mean gated delta {c.gated_delta:+.4g}, {percent(interval.confidence)} bootstrap"
+        f" interval [{interval.lower:.4g}, {interval.upper:.4g}] ({interval.resamples:,}"
+        f" resamples, seed {interval.seed})"
+    )
+
+
 def percent(confidence: float) -> str:
     return f"{confidence * 100:.6g}%"
 

@@ -9,7 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.stats import decimal
-from .comparison import MIN_TASKS, Comparison, TaskDelta, percent, regression_reasons
+from .comparison import (
+    MIN_TASKS,
+    Comparison,
+    TaskDelta,
+    delta_text,
+    regression_reasons,
+)
 from .sides import Side, TaskSide
 
 COMPARISON_VERSION = 1
@@ -159,12 +165,11 @@ def _evidence_lines(c: Comparison) -> list[str]:
         f"- Sign test: {sign.newly_failing} newly failing, {sign.newly_passing} newly passing,"
         f" p = {sign.p_value:.4g} (α = {float(sign.alpha):g}).",
     ]
-    if c.interval is not None and c.gated_delta is not None:
+    interval = delta_text(c)
+    if interval is not None:
         lines.append(
-            f"- Mean gated delta {c.gated_delta:+.4g}, {percent(c.interval.confidence)} bootstrap"
-            f" interval [{c.interval.lower:.4g}, {c.interval.upper:.4g}]"
-            f" ({c.interval.resamples:,} resamples, seed {c.interval.seed});"
-            f" ungated delta {c.score_delta:+.4g} (information only)."
+            f"- {interval[0].upper()}{interval[1:]}; ungated delta {c.score_delta:+.4g}"
+            " (information only)."
         )
     for name, ids in (
         ("Newly failing", c.newly_failing),

@@ -44,6 +44,10 @@ class RunTerms:
     """Adversarial runs: a finding at or above this severity fails its trial and task."""
     baseline: Baseline | None = None
 
+    def modes_of(self, suite: Suite) -> tuple[str, ...]:
+        """The modes in effect for a run of ``suite``: these terms' own, else the suite's."""
+        return self.modes if self.modes is not None else tuple(suite.modes)
+
 
 @dataclass(frozen=True)
 class GradingPlan:
@@ -58,7 +62,7 @@ class GradingPlan:
 
     @property
     def modes(self) -> tuple[str, ...]:
-        return self.terms.modes if self.terms.modes is not None else tuple(self.suite.modes)
+        return self.terms.modes_of(self.suite)
 
     @property
     def adversarial(self) -> bool:

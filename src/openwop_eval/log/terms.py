@@ -27,7 +27,7 @@ def started_payload(
     suite: Suite, terms: RunTerms, fixture_runs: dict[str, str] | None = None
 ) -> dict[str, JSON]:
     """The ``eval.started`` payload of a run of ``suite`` under ``terms``."""
-    modes = terms.modes if terms.modes is not None else tuple(suite.modes)
+    modes = terms.modes_of(suite)
     payload: dict[str, JSON] = {
         "suiteId": suite.suite_id,
         "suiteVersion": suite.version,

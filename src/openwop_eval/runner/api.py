@@ -233,7 +233,7 @@ def check_runnable(request: RunRequest) -> None:
     modes = request.terms.modes
     if modes is not None and not set(modes) <= set(suite.modes):
         raise RunError(f"modes {sorted(set(modes) - set(suite.modes))} are not the suite's")
-    effective = modes if modes is not None else suite.modes
+    effective = request.terms.modes_of(suite)
     if request.terms.baseline is not None and "regression" not in effective:
         raise RunError("a baseline needs a suite whose modes include regression")
     if request.terms.fail_on_severity is not None and "adversarial" not in effective:

@@ -100,7 +100,8 @@ class Execution:
     @property
     def detectors(self) -> SafetyPolicy | None:
         """The detection policy when the run is adversarial, else None."""
-        return (self.safety or SafetyPolicy()) if self.plan.adversarial else None
+        adversarial = "adversarial" in self.terms.modes_of(self.loaded.suite)
+        return (self.safety or SafetyPolicy()) if adversarial else None
 
 
 def prepare_run(
