@@ -67,3 +67,37 @@ def run_peer(peer: Peer, corpus: Corpus, warmup: int, repeat: int) -> PeerRun:
     mixed = [verdicts[mode][i * n + j] for i, mode in enumerate(modes) for j in range(n)]
     results.append(ModeResult(peer.name, CLOSEST, tally(corpus, mixed), None, None))
     return PeerRun(peer, prepared, tuple(results))
+
+
+def speed(
+    ours: dict[str, Timing], trajectory_only: Timing | None, runs: list[PeerRun]
+) -> dict[str, Any]:
+    """The speed figures side by side: ours per pass rule, every timed peer mode, and each
+    ratio ours ÷ peer (per rule), for ``--json`` readers such as ``bench/all``."""
+    rules = {rule: t.per_second for rule, t in ours.items()}
+    modes: list[dict[str, Any]] = []
+    for run in runs:
+        for result in run.modes:
+            if result.timing is not None:
+                tps = result.timing.per_second
+                modes.append(
+                    {
+                        "peer": result.peer,
+                        "version": run.peer.version,
+                        "mode": result.mode,
+                        "trialsPerSecond": tps,
+                        "oursOverPeer": {rule: r / tps for rule, r in rules.items()},
+                    }
+                )
+    fastest: dict[str, dict[str, Any]] = {}
+    for mode in modes:
+        best = fastest.get(mode["peer"])
+        if best is None or mode["trialsPerSecond"] > best["trialsPerSecond"]:
+            fastest[mode["peer"]] = mode
+    return {
+        "oursTrialsPerSecond": rules,
+        "rulesSpread": max(rules.values()) / min(rules.values()) - 1 if rules else None,
+        "trajectoryOnlyTrialsPerSecond": trajectory_only.per_second if trajectory_only else None,
+        "peerModes": modes,
+        "fastestPeerMode": fastest,
+    }

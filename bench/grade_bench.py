@@ -23,7 +23,7 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
-from compare import ModeResult, PeerRun, run_peer
+from compare import ModeResult, PeerRun, run_peer, speed
 from corpus import Corpus, build_corpus
 from gates import GateResult, run_gates
 from openwop_eval.core import GradingPlan, SuiteGrade, grade_suite
@@ -261,6 +261,19 @@ def print_peers(ours: OursRun, runs: list[PeerRun], missing: dict[str, str]) -> 
     )
 
 
+def print_speed(figures: dict[str, Any]) -> None:
+    ours = figures["oursTrialsPerSecond"]
+    print("\n## Speed, full grade vs the peers' fastest mode (same process, one thread)\n")
+    print(
+        "ours: "
+        + ", ".join(f"{rule} {tps:,.0f}" for rule, tps in ours.items())
+        + f" trials/s (rules within {figures['rulesSpread']:.1%} of each other)"
+    )
+    for name, m in figures["fastestPeerMode"].items():
+        ratios = ", ".join(f"{rule} {r:.2f}" for rule, r in m["oursOverPeer"].items())
+        print(f"{name} {m['mode']}: {m['trialsPerSecond']:,.0f} trials/s; ours ÷ it: {ratios}")
+
+
 def to_json(
     corpus: Corpus,
     args: argparse.Namespace,
@@ -312,6 +325,7 @@ def to_json(
         ],
         "peersNotRun": missing,
         "maxRssBytes": rss,
+        "speed": speed(ours.timings, ours.matcher.timing, runs),
     }
 
 
@@ -351,6 +365,7 @@ def main(argv: list[str] | None = None) -> int:
         print_peers(ours, runs, missing)
         if runs:
             print(f"\nProcess peak RSS after the peers: {mib(rss['afterPeers'])}")
+    print_speed(speed(ours.timings, ours.matcher.timing, runs))
 
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

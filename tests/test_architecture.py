@@ -32,7 +32,15 @@ FORBIDDEN_IN_CORE = {
     "logging",
     "uuid",
 }
-ALLOWED_THIRD_PARTY = {"pydantic", "pydantic_core", "jsonschema", "referencing", "rfc8785", "re2"}
+ALLOWED_THIRD_PARTY = {
+    "pydantic",
+    "pydantic_core",
+    "jsonschema",
+    "referencing",
+    "rfc8785",
+    "orjson",
+    "re2",
+}
 
 
 def imports_of(path: Path) -> set[str]:

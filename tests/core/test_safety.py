@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from openwop_eval.core import ToolCall
 from openwop_eval.core.safety import (
+    DEFAULT_SEVERITIES,
     MAX_SCANNED_CHARS,
     SECRET_PATTERNS,
     FindingTag,
@@ -153,4 +154,6 @@ def test_no_value_breaks_a_detector_and_every_tag_is_valid(
     found = detect(SafetyPolicy(canaries=(canary,)), output, (ToolCall("t:x", args),), None)
     for detection in found:
         assert finding_problem(detection.tag.kind, detection.tag.severity) is None
-        assert canary not in detection.tag.kind
+        # One of the detectors' fixed kinds, so nothing of the canary or the values is in
+        # it (a bare ``canary not in kind`` fails for a canary such as "a": "canary-leak").
+        assert detection.tag.kind in DEFAULT_SEVERITIES

@@ -4,11 +4,11 @@ Nothing here does I/O, reads a clock or draws a random number; the runner, the s
 host and the command line import it, never the reverse.
 """
 
-from .aggregate import SuiteGrade, decide_suite, grade_suite
+from .aggregate import SuiteGrade, decide_suite
 from .canonical import JSON, canonical_json, json_equal
 from .checks import check_suite
 from .errors import GradingError, JudgeProtocolError, OpenwopEvalError, SuiteError
-from .grading import TaskGrade, TrialGrade, grade_task, grade_trial
+from .grading import TaskGrade, TrialGrade, grade_trial
 from .plan import CompiledTask, GradingPlan, plan_suite
 from .problems import Problem
 from .reasons import Reason
@@ -16,6 +16,7 @@ from .records import ToolCall, TrialRecord
 from .rubric import CriterionVerdict, Judge, JudgeRequest, check_verdicts, rubric_score
 from .suite import Suite, Task
 from .summary import EvalSummary, build_summary, summary_dict
+from .tally import SuiteTally, grade_suite, grade_task
 from .trajectory import TrajectoryResult, check_trajectory, compile_trajectory
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "Suite",
     "SuiteError",
     "SuiteGrade",
+    "SuiteTally",
     "Task",
     "TaskGrade",
     "ToolCall",

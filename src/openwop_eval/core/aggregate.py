@@ -9,16 +9,12 @@ Decisions use the exact task means (``TaskGrade.exact_*``), never their rounded 
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .errors import GradingError
-from .grading import TaskGrade, grade_task
+from .grading import TaskGrade
 from .plan import GradingPlan
 from .reasons import Reason
-from .records import TrialRecord
 from .stats import decimal_sum, exact_mean, p95
 
 
@@ -40,20 +36,16 @@ class SuiteGrade:
         return sum(t.passed for t in self.tasks)
 
 
-def grade_suite(plan: GradingPlan, records: Iterable[TrialRecord]) -> SuiteGrade:
-    """Grade every task of the plan from its trial records (missing trials did not run)."""
-    grouped: defaultdict[str, list[TrialRecord]] = defaultdict(list)
-    for record in records:
-        if record.task_id not in plan.by_id:
-            raise GradingError(f"trial record for unknown task {record.task_id!r}")
-        grouped[record.task_id].append(record)
-    tasks = tuple(grade_task(plan, t, grouped.get(t.task_id, ())) for t in plan.tasks)
-    return decide_suite(plan, tasks)
-
-
 def decide_suite(plan: GradingPlan, tasks: tuple[TaskGrade, ...]) -> SuiteGrade:
     aggregate = exact_mean([t.exact_score for t in tasks])
     gated = exact_mean([t.exact_gated for t in tasks])
+    return decide(plan, tasks, aggregate, gated)
+
+
+def decide(
+    plan: GradingPlan, tasks: tuple[TaskGrade, ...], aggregate: Fraction, gated: Fraction
+) -> SuiteGrade:
+    """The suite verdict, given the exact means of the task scores and gated scores."""
     bar = plan.pass_score
     reasons: list[Reason] = []
     if gated < bar:

@@ -14,7 +14,8 @@ from typing import Literal, TypeAlias
 from . import names as n
 from .reasons import Reason
 from .records import ToolCall
-from .trajectory import CompiledStep, TrajectorySpec, assign_any_order
+from .trajectory import CompiledStep, TrajectorySpec
+from .trajectory_reasons import assign_any_order
 
 StepStatus: TypeAlias = Literal["matched", "missing", "wrong-args", "out-of-order"]
 

@@ -7,17 +7,69 @@ only in Python. Every comparison of agent-produced values in the core goes throu
 
 from __future__ import annotations
 
-from typing import Any, TypeAlias, TypeGuard
+import re
+from typing import Any, Final, TypeAlias, TypeGuard
 
+import orjson
 import rfc8785
 
 JSON: TypeAlias = Any
 """A value decoded from JSON: dict, list, str, int, float, bool or None."""
 
 
+_ESCAPED: Final = re.compile(r'[\x00-\x1f\\"]')
+_SAFE_INT: Final = 2**53 - 1
+
+
 def canonical_json(value: JSON) -> str:
     """Return the RFC 8785 canonical text of ``value`` (sorted keys, no spaces, JS numbers)."""
+    # An ASCII string with nothing to escape, and a safe integer, are written as rfc8785
+    # writes them, without its byte buffer: reasons quote such values for every failure.
+    kind = type(value)
+    if kind is str and value.isascii() and _ESCAPED.search(value) is None:
+        return f'"{value}"'
+    if kind is int and -_SAFE_INT <= value <= _SAFE_INT:
+        return str(value)
+    if (kind is dict or kind is list) and _plain(value, 0):
+        try:
+            return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode("utf-8")
+        except TypeError:  # a lone surrogate: the reference encoder decides
+            pass
     return rfc8785.dumps(value).decode("utf-8")
+
+
+_PLAIN_DEPTH: Final = 64
+
+
+def _plain(value: JSON, depth: int) -> bool:
+    """Whether orjson's sorted compact text of ``value`` is its RFC 8785 text — the common
+    case for arguments and outputs, and some 40 times faster: strings, booleans, null,
+    integers within ±(2^53 − 1), non-integral floats from 1e-4 to 1e15 (the same shortest
+    digits, in positional notation, from both), and arrays and objects of them whose keys
+    are ASCII (which sort alike in UTF-8 and UTF-16). Anything else goes to the reference
+    encoder, which also refuses what is not JSON."""
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return True
+    if kind is int:
+        return bool(-_SAFE_INT <= value <= _SAFE_INT)
+    if kind is float:
+        return bool(1e-4 <= abs(value) < 1e15 and not value.is_integer())
+    if depth >= _PLAIN_DEPTH:
+        return False
+    if kind is dict:
+        for k, v in value.items():
+            if type(k) is not str or not k.isascii():
+                return False
+            if type(v) is not str and not _plain(v, depth + 1):  # strings, the most, inline
+                return False
+        return True
+    if kind is list:
+        for v in value:  # noqa: SIM110 - a loop, not all() over a generator: this is hot
+            if type(v) is not str and not _plain(v, depth + 1):
+                return False
+        return True
+    return False
 
 
 def stringify(value: JSON) -> str:

@@ -16,8 +16,9 @@ A match scores 1, anything else 0.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
-from .canonical import JSON, json_equal, stringify
+from .canonical import JSON, canonical_json, json_equal, stringify
 from .suite import GoldenMatch
 
 
@@ -40,3 +41,20 @@ def _as_json(output: JSON) -> JSON:
         return json.loads(output)
     except ValueError:
         return output
+
+
+def golden_scorer(match: GoldenMatch) -> Callable[[JSON], float]:
+    """:func:`golden_score` with the expected side stringified once, not once per trial."""
+    if match.strategy == "json-match":
+        return lambda output: golden_score(match, output)
+    try:
+        want = stringify(match.value)
+    except Exception:  # a value rfc8785 refuses: let each trial meet the error as it did
+        return lambda output: golden_score(match, output)
+
+    def text(output: JSON) -> str:
+        return output if isinstance(output, str) else canonical_json(output)
+
+    if match.strategy == "exact":
+        return lambda output: 1.0 if text(output) == want else 0.0
+    return lambda output: 1.0 if want in text(output) else 0.0

@@ -9,6 +9,8 @@ Task: ``meanScore`` (= the task ``score``) is the mean of trial scores; ``gatedS
 mean of gating scores; ``passed`` is ``gatedScore ≥ P`` (mean), every verdict (all) or some
 verdict (any). A trial that did not run counts as failed, with score 0.
 
+The task decision is made by the fold of :mod:`.tally`, from each task's running totals.
+
 Adversarial runs with a ``failOnSeverity``: a trial with a finding at or above it fails as a
 wrong path does (gating 0, verdict false, its score untouched), and so does its task,
 whatever the pass rule — one unsafe trial is enough.
@@ -16,25 +18,22 @@ whatever the pass rule — one unsafe trial is enough.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal, TypeAlias
 
-from . import names as n
-from .errors import GradingError
-from .golden import golden_score
+from .frozen import quick_init
 from .plan import CompiledTask, GradingPlan
 from .reasons import Reason
 from .records import TrialRecord
 from .rubric import rubric_score
 from .safety import FindingTag, at_or_above, distinct_tags
-from .stats import decimal, decimal_sum, exact_mean, pass_at_k, pass_hat_k, round_half_up, std_dev
 from .trajectory import TrajectoryResult, check_trajectory
 
 Outcome: TypeAlias = Literal["passed", "failed", "errored", "failed-closed", "not-run"]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class TrialGrade:
     task_id: str
@@ -54,6 +53,7 @@ class TrialGrade:
     """A finding reached the run's ``failOnSeverity``."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class TaskGrade:
     task_id: str
@@ -81,23 +81,40 @@ class TaskGrade:
 
 def grade_trial(plan: GradingPlan, task: CompiledTask, record: TrialRecord) -> TrialGrade:
     reasons: list[Reason] = []
-    output_score = _output_score(task, record, reasons)
-    missed = [i for i, call in enumerate(record.tool_calls) if call.missed]
-    if record.error is None and output_score is None and not missed:
+    error, calls = record.error, record.tool_calls
+    output_score: float | None
+    if error is not None:
+        reasons.append(Reason("agent-error", f"the agent errored: {error}"))
+        output_score = None
+    elif record.output_score is not None:
+        output_score = record.output_score
+    elif task.golden is not None:
+        output_score = task.golden(record.output)
+    else:
+        output_score = _rubric_score(task, record)
+    missed: list[int] | tuple[()] = ()
+    for call in calls:
+        if call.missed:
+            missed = [i for i, c in enumerate(calls) if c.missed]
+            break
+    if error is None and output_score is None and not missed:
         reasons.append(Reason("judge", "no judge verdicts were recorded for this rubric trial"))
-    reasons += [_miss(record.tool_calls[i].tool, i) for i in missed]
+    if missed:
+        reasons += [_miss(calls[i].tool, i) for i in missed]
 
     trajectory = None
     if task.trajectory is not None:
-        trajectory = check_trajectory(task.trajectory, record.tool_calls)
-        reasons.extend(trajectory.violations)
-    unsafe = _unsafe(plan, record, reasons)
+        trajectory = check_trajectory(task.trajectory, calls)
+        if trajectory.violations:
+            reasons.extend(trajectory.violations)
+    findings = distinct_tags(record.findings) if record.findings else ()
+    unsafe = bool(findings) and _unsafe(plan, findings, reasons)
 
     closed = bool(missed) or output_score is None
     score = 0.0 if closed or output_score is None else output_score
     matched = (trajectory is None or trajectory.matched) and not unsafe
     gating = score if matched and not closed else 0.0
-    meets_bar = decimal(score) >= plan.pass_score
+    meets_bar = plan.meets_bar(score)
     if not closed and not meets_bar:
         reasons.append(
             Reason(
@@ -106,7 +123,7 @@ def grade_trial(plan: GradingPlan, task: CompiledTask, record: TrialRecord) -> T
         )
     passed = meets_bar and matched and not closed
     outcome: Outcome
-    if record.error is not None or (output_score is None and not missed):
+    if error is not None or (output_score is None and not missed):
         outcome = "errored"
     elif missed:
         outcome = "failed-closed"
@@ -121,26 +138,19 @@ def grade_trial(plan: GradingPlan, task: CompiledTask, record: TrialRecord) -> T
         passed,
         output_score,
         trajectory,
-        tuple(reasons),
+        tuple(reasons) if reasons else (),
         record.cost_usd,
         record.latency_ms,
-        distinct_tags(record.findings),
+        findings,
         unsafe,
     )
 
 
-def _output_score(task: CompiledTask, record: TrialRecord, reasons: list[Reason]) -> float | None:
-    """The output's own score: recorded, golden or rubric; None when there is none."""
-    expected = task.task.expected
-    if record.error is not None:
-        reasons.append(Reason("agent-error", f"the agent errored: {record.error}"))
-        return None
-    if record.output_score is not None:
-        return record.output_score
-    if expected.kind == "golden" and expected.match is not None:
-        return golden_score(expected.match, record.output)
-    if expected.rubric is not None and record.verdicts is not None:
-        return rubric_score(expected.rubric, record.verdicts)
+def _rubric_score(task: CompiledTask, record: TrialRecord) -> float | None:
+    """A rubric trial's score from its verdicts (None when there are none)."""
+    rubric = task.task.expected.rubric
+    if rubric is not None and record.verdicts is not None:
+        return rubric_score(rubric, record.verdicts)
     return None
 
 
@@ -153,10 +163,10 @@ def _miss(tool: str, i: int) -> Reason:
     )
 
 
-def _unsafe(plan: GradingPlan, record: TrialRecord, reasons: list[Reason]) -> bool:
+def _unsafe(plan: GradingPlan, findings: tuple[FindingTag, ...], reasons: list[Reason]) -> bool:
     """Whether a finding reaches the run's ``failOnSeverity`` (each one is a reason)."""
     bar = plan.terms.fail_on_severity
-    unsafe = [f for f in distinct_tags(record.findings) if at_or_above(f.severity, bar)]
+    unsafe = [f for f in findings if at_or_above(f.severity, bar)]
     reasons += [
         Reason("safety-finding", f"a {f.severity} {f.kind} finding (failOnSeverity: {bar})")
         for f in unsafe
@@ -167,81 +177,3 @@ def _unsafe(plan: GradingPlan, record: TrialRecord, reasons: list[Reason]) -> bo
 def not_run(task_id: str, index: int) -> TrialGrade:
     reason = Reason("not-run", f"trial {index + 1} did not run; it counts as failed")
     return TrialGrade(task_id, index, "not-run", 0.0, 0.0, False, None, None, (reason,))
-
-
-def grade_task(plan: GradingPlan, task: CompiledTask, records: Sequence[TrialRecord]) -> TaskGrade:
-    by_index: dict[int, TrialRecord] = {}
-    for record in records:
-        if not 0 <= record.index < plan.count:
-            raise GradingError(
-                f"task {task.task_id!r}: trial index {record.index} is outside 0..{plan.count - 1}"
-            )
-        if record.index in by_index:
-            raise GradingError(f"task {task.task_id!r}: trial {record.index} recorded twice")
-        by_index[record.index] = record
-    trials = tuple(
-        grade_trial(plan, task, by_index[i]) if i in by_index else not_run(task.task_id, i)
-        for i in range(plan.count)
-    )
-    scores = [t.score for t in trials]
-    mean = exact_mean(scores)
-    gated = exact_mean([t.gating for t in trials])
-    verdicts = [t.passed for t in trials]
-    c = sum(verdicts)
-
-    reasons: list[Reason] = []
-    unsafe = sum(t.unsafe for t in trials)
-    if unsafe:
-        reasons.append(
-            Reason("safety-finding", f"{unsafe} of {plan.count} trials had a blocking finding")
-        )
-    if plan.pass_rule == n.PASS_RULE_ALL:
-        passed = all(verdicts)
-        if not passed:
-            reasons.append(
-                Reason(
-                    "not-every-trial-passed", f"{c} of {plan.count} trials passed (passRule: all)"
-                )
-            )
-    elif plan.pass_rule == n.PASS_RULE_ANY:
-        passed = any(verdicts)
-        if not passed:
-            reasons.append(
-                Reason("no-trial-passed", f"none of {plan.count} trials passed (passRule: any)")
-            )
-    else:
-        passed = gated >= plan.pass_score
-        if not passed:
-            reasons.append(
-                Reason(
-                    "task-below-bar",
-                    f"gated score {float(gated):g} is below passScore {float(plan.pass_score):g}"
-                    + (f" (score {float(mean):g})" if gated != mean else ""),
-                )
-            )
-
-    passed = passed and not unsafe
-    costs = [t.cost_usd for t in trials if t.cost_usd is not None]
-    latencies = [t.latency_ms for t in trials if t.latency_ms is not None]
-    exact_latency = exact_mean(latencies) if latencies else None
-    return TaskGrade(
-        task_id=task.task_id,
-        has_trajectory=task.trajectory is not None,
-        trials=trials,
-        score=float(mean),
-        gated_score=float(gated),
-        passed=passed,
-        passed_trials=c,
-        pass_at_k=float(pass_at_k(plan.count, c, plan.k)),
-        pass_hat_k=float(pass_hat_k(plan.count, c, plan.k)),
-        min_score=min(scores),
-        max_score=max(scores),
-        std_dev=std_dev(scores),
-        cost_usd=float(decimal_sum(costs)) if costs else None,
-        latency_ms=round_half_up(exact_latency) if exact_latency is not None else None,
-        reasons=tuple(reasons),
-        exact_score=mean,
-        exact_gated=gated,
-        exact_latency_ms=exact_latency,
-        findings=distinct_tags([f for t in trials for f in t.findings]),
-    )

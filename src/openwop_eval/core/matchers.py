@@ -6,16 +6,21 @@ recursively; arrays match element by element, same length. A one-key object whos
 starts with ``$`` is a matcher (``$regex``, ``$gte``/``$gt``/``$lte``/``$lt`` combinable,
 ``$in``, ``$any``, ``$schema``, ``$literal``). A failed match yields an :class:`ArgMismatch`
 saying where and why, for reports.
+
+``mismatch`` is the reference reading, which explains a failed call;
+:mod:`.predicates` compiles each matcher once more into a plain verdict for every call.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Final, Protocol
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Final, Protocol
 
 from . import names as n
 from .canonical import JSON, canonical_json, is_number, json_equal
+from .frozen import quick_init
 from .problems import Loc, Problem, format_loc
 from .regex import Regex as CompiledRegex
 from .regex import RegexError, compile_regex
@@ -28,6 +33,7 @@ COMPARISONS: Final = {n.M_GTE: "≥", n.M_GT: ">", n.M_LTE: "≤", n.M_LT: "<"}
 MATCHER_KEYS: Final = (*COMPARISONS, n.M_REGEX, n.M_IN, n.M_ANY, n.M_SCHEMA, n.M_LITERAL)
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ArgMismatch:
     """Where a call's arguments departed from a step's, as a path below ``args``."""
@@ -44,6 +50,21 @@ class ArgMismatch:
 
 
 def _show(value: JSON) -> str:
+    if type(value) in _SCALARS and (type(value) is not str or len(value) <= 256):
+        return _show_scalar(type(value).__name__, value)  # the type too: 1, 1.0, True differ
+    return _shown(value)
+
+
+_SCALARS: Final = frozenset((str, int, float, bool, type(None)))
+
+
+@lru_cache(maxsize=4096)
+def _show_scalar(kind: str, value: JSON) -> str:
+    # Suite values are shown again for every failing trial: canonicalise each once.
+    return _shown(value)
+
+
+def _shown(value: JSON) -> str:
     if nested_deeper_than(value, MAX_VALUE_DEPTH):
         return f"a value nested more than {MAX_VALUE_DEPTH} levels deep"
     try:
@@ -61,9 +82,22 @@ class Matcher(Protocol):
         """What the matcher wants, in words."""
 
 
+# What a matcher expects, in words, is a constant of the suite: Literal, Regex, Range and
+# OneOf work it out at its first failing call and keep it, not again for every one.
+
+
+def _kept(matcher: Any, make: Callable[[], str]) -> str:
+    text: str | None = matcher.text
+    if text is None:
+        text = make()
+        object.__setattr__(matcher, "text", text)  # a cache: frozen to everyone else
+    return text
+
+
 @dataclass(frozen=True, slots=True)
 class Literal:
     value: JSON
+    text: str | None = field(default=None, init=False, repr=False, compare=False)
 
     def mismatch(self, value: JSON, loc: Loc) -> ArgMismatch | None:
         if json_equal(self.value, value):
@@ -71,12 +105,13 @@ class Literal:
         return ArgMismatch(loc, self.expected(), value)
 
     def expected(self) -> str:
-        return _show(self.value)
+        return _kept(self, lambda: _show(self.value))
 
 
 @dataclass(frozen=True, slots=True)
 class Regex:
     pattern: CompiledRegex
+    text: str | None = field(default=None, init=False, repr=False, compare=False)
 
     def mismatch(self, value: JSON, loc: Loc) -> ArgMismatch | None:
         if isinstance(value, str) and self.pattern.search(value):
@@ -84,12 +119,13 @@ class Regex:
         return ArgMismatch(loc, self.expected(), value)
 
     def expected(self) -> str:
-        return f"a string matching /{self.pattern.source}/"
+        return _kept(self, lambda: f"a string matching /{self.pattern.source}/")
 
 
 @dataclass(frozen=True, slots=True)
 class Range:
     bounds: tuple[tuple[str, int | float], ...]
+    text: str | None = field(default=None, init=False, repr=False, compare=False)
 
     def mismatch(self, value: JSON, loc: Loc) -> ArgMismatch | None:
         if is_number(value) and all(_compare(op, value, b) for op, b in self.bounds):
@@ -97,6 +133,9 @@ class Range:
         return ArgMismatch(loc, self.expected(), value)
 
     def expected(self) -> str:
+        return _kept(self, self._words)
+
+    def _words(self) -> str:
         text = " and ".join(f"{COMPARISONS[op]} {_show(b)}" for op, b in self.bounds)
         return f"a number {text}".rstrip()
 
@@ -114,6 +153,7 @@ def _compare(op: str, value: int | float, bound: int | float) -> bool:
 @dataclass(frozen=True, slots=True)
 class OneOf:
     values: tuple[JSON, ...]
+    text: str | None = field(default=None, init=False, repr=False, compare=False)
 
     def mismatch(self, value: JSON, loc: Loc) -> ArgMismatch | None:
         if any(json_equal(v, value) for v in self.values):
@@ -121,7 +161,7 @@ class OneOf:
         return ArgMismatch(loc, self.expected(), value)
 
     def expected(self) -> str:
-        return f"one of {_show(list(self.values))}"
+        return _kept(self, lambda: f"one of {_show(list(self.values))}")
 
 
 @dataclass(frozen=True, slots=True)

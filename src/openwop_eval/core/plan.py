@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Final
 
 from . import names as n
+from .canonical import JSON
 from .errors import SuiteError
+from .golden import golden_scorer
 from .problems import Problem, errors_in
 from .safety import Severity
-from .stats import decimal
+from .stats import at_least, decimal
 from .suite import Suite, Task
 from .trajectory import TrajectorySpec, compile_trajectory
 
@@ -18,6 +22,16 @@ from .trajectory import TrajectorySpec, compile_trajectory
 class CompiledTask:
     task: Task
     trajectory: TrajectorySpec | None
+    golden: Callable[[JSON], float] | None = field(init=False, repr=False, compare=False)
+    """The golden match, compiled (None for a rubric task)."""
+
+    def __post_init__(self) -> None:
+        match = self.task.expected.match
+        scorer = golden_scorer(match) if self.task.expected.kind == "golden" and match else None
+        object.__setattr__(self, "golden", scorer)
+
+    def __reduce__(self) -> tuple[type[CompiledTask], tuple[Task, TrajectorySpec | None]]:
+        return CompiledTask, (self.task, self.trajectory)  # the scorer is rebuilt
 
     @property
     def task_id(self) -> str:
@@ -49,6 +63,9 @@ class RunTerms:
         return self.modes if self.modes is not None else tuple(suite.modes)
 
 
+MEMO_SCORES: Final = 1024
+
+
 @dataclass(frozen=True)
 class GradingPlan:
     suite: Suite
@@ -59,6 +76,16 @@ class GradingPlan:
     k: int
     by_id: dict[str, CompiledTask] = field(repr=False)
     terms: RunTerms = RunTerms()
+    _meets: dict[float, bool] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def meets_bar(self, score: float) -> bool:
+        """``decimal(score) >= pass_score``, remembered: a run's scores are a few values."""
+        known = self._meets.get(score)
+        if known is None:
+            known = at_least(score, self.pass_score)
+            if len(self._meets) < MEMO_SCORES:
+                self._meets[score] = known
+        return known
 
     @property
     def modes(self) -> tuple[str, ...]:

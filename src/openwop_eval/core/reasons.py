@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
+from .frozen import quick_init
+
 Rule: TypeAlias = Literal[
     # trial
     "agent-error",
@@ -35,6 +37,7 @@ Rule: TypeAlias = Literal[
 ]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Reason:
     """One failed constraint. Indexes are 0-based; ``message`` speaks 1-based to people."""

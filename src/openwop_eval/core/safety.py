@@ -16,7 +16,8 @@ from . import names as n
 from .canonical import JSON
 from .records import ToolCall
 from .regex import Regex, compile_regex
-from .trajectory import TrajectorySpec, forbidden_calls
+from .trajectory import TrajectorySpec
+from .trajectory_reasons import forbidden_calls
 
 Severity: TypeAlias = Literal["low", "medium", "high", "critical"]
 SEVERITY_RANK: Final = {level: rank for rank, level in enumerate(n.SEVERITIES)}

@@ -29,6 +29,66 @@ def _decimal(value: float) -> Fraction:
     return Fraction(repr(value))
 
 
+@lru_cache(maxsize=65536)
+def decimal_parts(value: float) -> tuple[int, int]:
+    """``(p, e)`` with ``p / 10**e`` exactly the decimal ``value`` was written as.
+
+    Integers on a power-of-ten scale add without a gcd per step, which keeps a running
+    sum exact and cheap (:class:`DecimalSum`).
+    """
+    text = repr(float(value))
+    if not math.isfinite(value):
+        Fraction(text)  # raises the ValueError that decimal() raises for the same value
+    digits, _, power = text.partition("e")
+    whole, _, tail = digits.partition(".")
+    tail = tail.rstrip("0")
+    e = len(tail) - int(power or 0)
+    p = int(whole + tail)
+    return (p * 10**-e, 0) if e < 0 else (p, e)
+
+
+def at_least(value: float, bar: Fraction) -> bool:
+    """``decimal(value) >= bar``, on integers."""
+    p, e = decimal_parts(value)
+    scale: int = 10**e
+    return p * bar.denominator >= bar.numerator * scale
+
+
+class DecimalSum:
+    """An exact running sum of decimals, as an integer numerator over ``10**exponent``."""
+
+    __slots__ = ("count", "exponent", "numerator")
+
+    def __init__(self) -> None:
+        self.numerator = 0
+        self.exponent = 0
+        self.count = 0
+        """How many values :meth:`add` added."""
+
+    def add(self, value: float, times: int = 1) -> None:
+        p, e = decimal_parts(value)
+        self.add_parts(p * times, e)
+        self.count += times
+
+    def add_parts(self, p: int, e: int) -> None:
+        if e > self.exponent:
+            self.numerator *= 10 ** (e - self.exponent)
+            self.exponent = e
+        elif e < self.exponent:
+            p *= 10 ** (self.exponent - e)
+        self.numerator += p
+
+    def over(self, divisor: int = 1) -> Fraction:
+        """The sum divided by ``divisor``, exactly."""
+        return Fraction(self.numerator, 10**self.exponent * divisor)
+
+    def ratio_float(self, divisor: int = 1) -> float:
+        """``float(self.over(divisor))`` without building the Fraction (int division is
+        correctly rounded, so the float is the same)."""
+        scale: int = 10**self.exponent
+        return self.numerator / (scale * divisor)
+
+
 def decimal_sum(values: Sequence[float | Fraction]) -> Fraction:
     """Exact sum of the decimals (money too: 0.1 + 0.2 is exactly 0.3)."""
     return sum((decimal(v) for v in values), Fraction(0))

@@ -5,21 +5,37 @@ steps; ``in-order``: the steps are a subsequence of the calls; ``any-order``: ea
 matched by a distinct call — a maximum bipartite matching, so a call that could serve two
 steps is never spent greedily on the wrong one), no forbidden tool was called, every
 ``before`` pair holds and ``maxCalls`` is respected. Every failed constraint is reported.
+
+Each step and the forbidden list are compiled into plain predicates (no locations, no
+texts), which decide every trial; only a trial that fails is walked again to say why, so the
+reasons are those the matcher always gave, and a matched trial allocates nothing.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Final
 
 from . import names as n
+from .frozen import quick_init
 from .matchers import ArgMismatch, Matcher, compile_args
+from .predicates import Test, predicate
 from .problems import Loc, Problem
 from .reasons import Reason
 from .records import ToolCall
 from .suite import Trajectory
+from .trajectory_reasons import (
+    any_order_reasons,
+    assign_any_order,
+    before_reasons,
+    exact_reasons,
+    forbidden_calls,
+    in_order_reasons,
+    in_order_stuck,
+)
 
 _GLOB_CHARS = re.compile(r"[*?\[]")
 
@@ -41,20 +57,85 @@ class ToolPattern:
         return tool == self.text if self.regex is None else self.regex.match(tool) is not None
 
 
+CallTest = Callable[[ToolCall], bool]
+
+
 @dataclass(frozen=True, slots=True)
 class CompiledStep:
     pattern: ToolPattern
     args: Matcher | None
+    test: CallTest = field(init=False, repr=False, compare=False)
+    """The verdict of :meth:`matches`, compiled: tool name, then arguments."""
+    name: str | None = field(init=False, repr=False, compare=False)
+    """The tool's name when it is not a glob: the hot loops compare it inline."""
+    wants: Test | None = field(init=False, repr=False, compare=False)
+    """The arguments' compiled test (None: any arguments)."""
+
+    def __post_init__(self) -> None:
+        wants = None if self.args is None else predicate(self.args)
+        object.__setattr__(self, "wants", wants)
+        object.__setattr__(self, "name", self.pattern.text if self.pattern.regex is None else None)
+        object.__setattr__(self, "test", _step_test(self.pattern, wants))
+
+    def __reduce__(self) -> tuple[type[CompiledStep], tuple[ToolPattern, Matcher | None]]:
+        return CompiledStep, (self.pattern, self.args)  # the test is rebuilt, not pickled
 
     def mismatch(self, call: ToolCall) -> ArgMismatch | None:
         """The argument difference of a call to the right tool (None: it matches)."""
         return None if self.args is None else self.args.mismatch(call.args, ())
 
     def matches(self, call: ToolCall) -> bool:
-        return self.pattern.matches(call.tool) and self.mismatch(call) is None
+        return self.test(call)
 
     def describe(self, index: int) -> str:
         return f"step {index + 1} ({self.pattern.text})"
+
+
+def _step_test(pattern: ToolPattern, wants: Test | None) -> CallTest:
+    name, regex = pattern.text, pattern.regex
+    if regex is None:
+        if wants is None:
+            return lambda call: call.tool == name
+        return lambda call: call.tool == name and wants(call.args)
+    match = regex.match
+    if wants is None:
+        return lambda call: match(call.tool) is not None
+    return lambda call: match(call.tool) is not None and wants(call.args)
+
+
+MEMO_TOOLS: Final = 4096
+"""Tool names whose forbidden-ness a trajectory remembers (they repeat across trials)."""
+
+
+def _forbidden_test(patterns: Sequence[ToolPattern]) -> Callable[[Sequence[ToolCall]], bool]:
+    """Whether any call is to a forbidden tool: a set lookup; globs once per tool name."""
+    names = frozenset(p.text for p in patterns if p.regex is None)
+    globs = [p.regex.pattern for p in patterns if p.regex is not None]
+    if not globs:
+
+        def any_named(calls: Sequence[ToolCall]) -> bool:
+            for call in calls:  # noqa: SIM110 (a loop, not a generator frame per trial)
+                if call.tool in names:
+                    return True
+            return False
+
+        return any_named
+    glob = re.compile("|".join(globs)).match  # each is anchored: (?s:...)\Z
+    known: dict[str, bool] = {}
+
+    def any_forbidden(calls: Sequence[ToolCall]) -> bool:
+        for call in calls:
+            tool = call.tool
+            hit = known.get(tool)
+            if hit is None:
+                hit = tool in names or glob(tool) is not None
+                if len(known) < MEMO_TOOLS:
+                    known[tool] = hit
+            if hit:
+                return True
+        return False
+
+    return any_forbidden
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,12 +145,27 @@ class TrajectorySpec:
     forbidden: tuple[ToolPattern, ...]
     before: tuple[tuple[ToolPattern, ToolPattern], ...]
     max_calls: int | None
+    any_forbidden: Callable[[Sequence[ToolCall]], bool] = field(
+        init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "any_forbidden", _forbidden_test(self.forbidden))
+
+    def __reduce__(self) -> tuple[type[TrajectorySpec], tuple[object, ...]]:
+        fields = (self.steps, self.order, self.forbidden, self.before, self.max_calls)
+        return TrajectorySpec, fields  # the forbidden test is rebuilt, not pickled
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class TrajectoryResult:
     matched: bool
     violations: tuple[Reason, ...]
+
+
+MATCHED: Final = TrajectoryResult(True, ())
+"""Every matched trajectory's result: one object, shared."""
 
 
 def compile_trajectory(spec: Trajectory, loc: Loc = ()) -> tuple[TrajectorySpec, list[Problem]]:
@@ -97,189 +193,73 @@ def compile_trajectory(spec: Trajectory, loc: Loc = ()) -> tuple[TrajectorySpec,
 
 def check_trajectory(spec: TrajectorySpec, calls: Sequence[ToolCall]) -> TrajectoryResult:
     """Grade one trial's calls; every violated constraint becomes a :class:`Reason`."""
-    violations: list[Reason] = []
-    violations.extend(forbidden_calls(spec, calls))
-    if spec.order == n.ORDER_EXACT:
-        violations.extend(_exact(spec.steps, calls))
-    elif spec.order == n.ORDER_ANY_ORDER:
-        violations.extend(_any_order(spec.steps, calls))
+    forbidden = bool(spec.forbidden) and spec.any_forbidden(calls)
+    assigned, stuck = None, None
+    if spec.order == n.ORDER_ANY_ORDER:
+        assigned = _any_order_assigned(spec.steps, calls)
+        ordered = assigned is None
+    elif spec.order == n.ORDER_EXACT:
+        ordered = _exact_holds(spec.steps, calls)
     else:
-        violations.extend(_in_order(spec.steps, calls))
-    violations.extend(_before(spec, calls))
-    if spec.max_calls is not None and len(calls) > spec.max_calls:
+        stuck = in_order_stuck(spec.steps, calls)
+        ordered = stuck is None
+    before = before_reasons(spec, calls) if spec.before else ()
+    too_many = spec.max_calls is not None and len(calls) > spec.max_calls
+    if ordered and not (forbidden or before or too_many):
+        return MATCHED
+    violations: list[Reason] = forbidden_calls(spec, calls) if forbidden else []
+    if not ordered:
+        if spec.order == n.ORDER_EXACT:
+            violations.extend(exact_reasons(spec.steps, calls))
+        elif spec.order == n.ORDER_ANY_ORDER:
+            violations.extend(any_order_reasons(spec.steps, calls, assigned))
+        else:
+            violations.extend(in_order_reasons(spec.steps, calls, stuck))
+    violations.extend(before)
+    if too_many:
         violations.append(
             Reason("max-calls", f"made {len(calls)} tool calls; maxCalls is {spec.max_calls}")
         )
     return TrajectoryResult(not violations, tuple(violations))
 
 
-def forbidden_calls(spec: TrajectorySpec, calls: Sequence[ToolCall]) -> list[Reason]:
-    """A ``forbidden`` reason for every call attempt to a forbidden tool."""
-    found = []
-    for i, call in enumerate(calls):
-        for pattern in spec.forbidden:
-            if pattern.matches(call.tool):
-                rule = "" if pattern.text == call.tool else f" (forbidden: {pattern.text})"
-                found.append(
-                    Reason(
-                        "forbidden",
-                        f"called forbidden tool {call.tool} at call {i + 1}{rule}",
-                        call_index=i,
-                        tool=call.tool,
-                    )
-                )
-                break
-    return found
+# The loops below inline step.test for a step named without a glob (the common case):
+# one call per trial fewer for every call they look at.
 
 
-def _near_miss(step: CompiledStep, calls: Sequence[ToolCall], start: int) -> tuple[int, str] | None:
-    """The first call from ``start`` to the step's tool whose arguments differ, and how."""
-    for i in range(start, len(calls)):
-        if step.pattern.matches(calls[i].tool):
-            mismatch = step.mismatch(calls[i])
-            if mismatch is not None:
-                return i, mismatch.describe()
-    return None
-
-
-def _missing(
-    steps: Sequence[CompiledStep], j: int, calls: Sequence[ToolCall], start: int, context: str = ""
-) -> Reason:
-    step = steps[j]
-    near = _near_miss(step, calls, start)
-    if near is not None:
-        i, detail = near
-        return Reason(
-            "missing-step",
-            f"{step.describe(j)} not matched{context}: call {i + 1} to {calls[i].tool}"
-            " has the wrong arguments",
-            call_index=i,
-            step_index=j,
-            tool=calls[i].tool,
-            detail=detail,
-        )
-    return Reason(
-        "missing-step",
-        f"{step.describe(j)} was never called{context}",
-        step_index=j,
-        tool=step.pattern.text,
-    )
-
-
-def _in_order(steps: Sequence[CompiledStep], calls: Sequence[ToolCall]) -> list[Reason]:
-    # Greedy earliest matching is optimal for a subsequence: matching step j as early as
-    # possible leaves the most calls for the steps after it.
-    pos = 0
-    for j, step in enumerate(steps):
-        while pos < len(calls) and not step.matches(calls[pos]):
-            pos += 1
-        if pos == len(calls):
-            earlier = next((i for i in range(len(calls)) if step.matches(calls[i])), None)
-            if earlier is not None and j > 0:
-                return [
-                    Reason(
-                        "order",
-                        f"{step.describe(j)} matched only at call {earlier + 1}, before"
-                        f" {steps[j - 1].describe(j - 1)} (order: in-order)",
-                        call_index=earlier,
-                        step_index=j,
-                        tool=calls[earlier].tool,
-                    )
-                ]
-            return [_missing(steps, j, calls, 0, "")]
-        pos += 1
-    return []
-
-
-def _exact(steps: Sequence[CompiledStep], calls: Sequence[ToolCall]) -> list[Reason]:
-    found = []
+def _exact_holds(steps: Sequence[CompiledStep], calls: Sequence[ToolCall]) -> bool:
     if len(calls) != len(steps):
-        found.append(
-            Reason(
-                "call-count",
-                f"made {len(calls)} tool calls; the trajectory expects exactly {len(steps)}"
-                " (order: exact)",
-            )
-        )
-    for j, (step, call) in enumerate(zip(steps, calls, strict=False)):
-        if step.matches(call):
-            continue
-        detail = None
-        if step.pattern.matches(call.tool):
-            mismatch = step.mismatch(call)
-            detail = mismatch.describe() if mismatch else None
-        found.append(
-            Reason(
-                "order",
-                f"call {j + 1} is {call.tool}; expected {step.describe(j)} (order: exact)",
-                call_index=j,
-                step_index=j,
-                tool=call.tool,
-                detail=detail,
-            )
-        )
-        break
-    return found
-
-
-def assign_any_order(
-    steps: Sequence[CompiledStep], calls: Sequence[ToolCall]
-) -> tuple[dict[int, int], list[list[int]]]:
-    """A maximum matching of steps to distinct calls (call index → step index), and each
-    step's candidate calls."""
-    candidates = [[i for i, call in enumerate(calls) if step.matches(call)] for step in steps]
-    owner: dict[int, int] = {}
-
-    def augment(j: int, seen: set[int]) -> bool:
-        # Kuhn's augmenting path: take a free call, or move its owner to another call.
-        for i in candidates[j]:
-            if i in seen:
-                continue
-            seen.add(i)
-            if i not in owner or augment(owner[i], seen):
-                owner[i] = j
-                return True
         return False
+    for step, call in zip(steps, calls, strict=True):
+        name, wants = step.name, step.wants
+        if name is None:
+            if not step.test(call):
+                return False
+        elif call.tool != name or (wants is not None and not wants(call.args)):
+            return False
+    return True
 
-    for j in range(len(steps)):
-        augment(j, set())
-    return owner, candidates
 
-
-def _any_order(steps: Sequence[CompiledStep], calls: Sequence[ToolCall]) -> list[Reason]:
-    owner, candidates = assign_any_order(steps, calls)
-    served = set(owner.values())
-    found = []
-    for j in range(len(steps)):
-        if j in served:
-            continue
-        if candidates[j]:
-            found.append(
-                Reason(
-                    "missing-step",
-                    f"{steps[j].describe(j)} has no call of its own: every call that matches it"
-                    " already serves another step (order: any-order)",
-                    step_index=j,
-                    tool=steps[j].pattern.text,
-                )
-            )
+def _any_order_assigned(
+    steps: Sequence[CompiledStep], calls: Sequence[ToolCall]
+) -> tuple[dict[int, int], list[list[int]]] | None:
+    """None when every step has a call of its own; else the maximum matching, for the
+    reasons. A greedy assignment that serves every step is a perfect matching; only when
+    greedy is stuck does the maximum matching decide (a call greedy spent may serve another)."""
+    used = [False] * len(calls)
+    for step in steps:
+        name, wants, test = step.name, step.wants, step.test
+        for i, call in enumerate(calls):
+            if used[i]:
+                continue
+            if name is None:
+                if not test(call):
+                    continue
+            elif call.tool != name or (wants is not None and not wants(call.args)):
+                continue
+            used[i] = True
+            break
         else:
-            found.append(_missing(steps, j, calls, 0, ""))
-    return found
-
-
-def _before(spec: TrajectorySpec, calls: Sequence[ToolCall]) -> list[Reason]:
-    found = []
-    for first, then in spec.before:
-        at = next((i for i, call in enumerate(calls) if then.matches(call.tool)), None)
-        if at is None or any(first.matches(calls[i].tool) for i in range(at)):
-            continue
-        found.append(
-            Reason(
-                "before",
-                f"called {calls[at].tool} at call {at + 1} before any call to {first.text}",
-                call_index=at,
-                tool=calls[at].tool,
-            )
-        )
-    return found
+            assigned = assign_any_order(steps, calls)
+            return None if len(assigned[0]) == len(steps) else assigned
+    return None
