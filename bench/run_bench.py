@@ -7,9 +7,16 @@ Scenario 1, "instant": an async agent that makes 3 tool calls answered by fixtur
 returns at once; every event is committed to a SQLite store (WAL) and written to a JSON-lines
 file. Reports trials/second end to end (run creation to final summary).
 
-Scenario 2, "sleepy": 1,000 trials of an async agent that waits 50 ms (a stand-in for a model
-call), at concurrency 100. The ideal wall time is trials / concurrency × 50 ms; the report
-gives the measured time and its ratio to the ideal.
+Scenario 2, "sleepy": ``--sleep-trials`` (1,000) trials of an async agent that waits
+``--sleep-ms`` (50 ms, a stand-in for a model call), at ``--concurrency`` (100). The ideal
+wall time is trials / concurrency × the wait; the report gives the measured time and its
+ratio to the ideal.
+
+Suites have one task per 10 trials, at most 10,000 (the task limit), or ``--tasks``:
+1,000,000 trials are 10,000 tasks × 100 by default. A suite costs memory by its tasks
+(about 18 KB each, parsed and compiled); the trials must not: compare sizes at the same
+``--tasks``. ``0`` trials skips a scenario; peak RSS is the whole process's, so a memory
+figure is one scenario alone.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from typing import Any
 
 from openwop_eval import parse_suite
 from openwop_eval.agents import AgentReply
+from openwop_eval.limits import MAX_TASKS
 from openwop_eval.runner.api import run_suite_async
 from openwop_eval.runner.run import RunOptions
 from openwop_eval.store import Store
@@ -98,57 +106,82 @@ async def timed_run(
     return elapsed, result.summary
 
 
+TASKS: int | None = None
+"""``--tasks``: the suite's task count (default: one task per 10 trials, at most 10,000)."""
+
+
+def shape(trials: int) -> tuple[int, int]:
+    """(tasks, trials per task) for about ``trials`` trials."""
+    tasks = TASKS or min(MAX_TASKS, max(1, trials // 10))
+    return tasks, max(1, trials // tasks)
+
+
+def instant(trials: int, work: Path) -> dict[str, Any]:
+    tasks, per_task = shape(trials)
+    elapsed, summary = asyncio.run(timed_run(suite(tasks, per_task), InstantAgent(), 8, work))
+    n = tasks * per_task
+    with open(work / "events.jsonl", "rb") as lines:  # counted, not held: RSS is the run's
+        events = sum(1 for _ in lines)
+    print(
+        f"instant agent, 3 fixture calls, events stored: {n} trials in {elapsed:.2f} s"
+        f" = {n / elapsed:,.0f} trials/s ({events} events)"
+    )
+    return {
+        "trials": n,
+        "seconds": round(elapsed, 3),
+        "trialsPerSecond": round(n / elapsed, 1),
+        "events": events,
+        "passed": summary["passed"],
+    }
+
+
+def sleepy(trials: int, sleep_ms: float, concurrency: int, work: Path) -> dict[str, Any]:
+    tasks, per_task = shape(trials)
+    seconds = sleep_ms / 1000
+    elapsed, summary = asyncio.run(
+        timed_run(suite(tasks, per_task), SleepyAgent(seconds), concurrency, work)
+    )
+    n = tasks * per_task
+    ideal = n / concurrency * seconds
+    print(
+        f"{n} trials of a {sleep_ms:g} ms agent at concurrency {concurrency}:"
+        f" {elapsed:.2f} s; ideal {ideal:.2f} s; ratio {elapsed / ideal:.2f}"
+    )
+    return {
+        "trials": n,
+        "sleepMs": sleep_ms,
+        "concurrency": concurrency,
+        "seconds": round(elapsed, 3),
+        "idealSeconds": round(ideal, 3),
+        "ratio": round(elapsed / ideal, 3),
+        "passed": summary["passed"],
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--instant-trials", type=int, default=5000)
-    parser.add_argument("--sleep-trials", type=int, default=1000)
+    parser.add_argument("--instant-trials", type=int, default=5000, help="0 skips it")
+    parser.add_argument("--sleep-trials", type=int, default=1000, help="0 skips it")
     parser.add_argument("--sleep-ms", type=float, default=50)
     parser.add_argument("--concurrency", type=int, default=100)
+    parser.add_argument("--tasks", type=int, help="tasks in each suite (default: trials/10)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    if args.sleep_trials and args.sleep_ms <= 0:
+        parser.error("--sleep-ms must be above 0")
+    global TASKS
+    TASKS = args.tasks
 
     results: dict[str, Any] = {"python": sys.version.split()[0], "machine": platform.machine()}
     with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp) / "instant"
-        work.mkdir()
-        tasks = max(1, args.instant_trials // 10)
-        elapsed, summary = asyncio.run(timed_run(suite(tasks, 10), InstantAgent(), 8, work))
-        n = tasks * 10
-        events = len((work / "events.jsonl").read_text(encoding="utf-8").splitlines())
-        results["instant"] = {
-            "trials": n,
-            "seconds": round(elapsed, 3),
-            "trialsPerSecond": round(n / elapsed, 1),
-            "events": events,
-            "passed": summary["passed"],
-        }
-        print(
-            f"instant agent, 3 fixture calls, events stored: {n} trials in {elapsed:.2f} s"
-            f" = {n / elapsed:,.0f} trials/s ({events} events)"
-        )
-
-        work = Path(tmp) / "sleepy"
-        work.mkdir()
-        tasks = max(1, args.sleep_trials // 10)
-        seconds = args.sleep_ms / 1000
-        elapsed, summary = asyncio.run(
-            timed_run(suite(tasks, 10), SleepyAgent(seconds), args.concurrency, work)
-        )
-        n = tasks * 10
-        ideal = n / args.concurrency * seconds
-        results["sleepy"] = {
-            "trials": n,
-            "sleepMs": args.sleep_ms,
-            "concurrency": args.concurrency,
-            "seconds": round(elapsed, 3),
-            "idealSeconds": round(ideal, 3),
-            "ratio": round(elapsed / ideal, 3),
-            "passed": summary["passed"],
-        }
-        print(
-            f"{n} trials of a {args.sleep_ms:g} ms agent at concurrency {args.concurrency}:"
-            f" {elapsed:.2f} s; ideal {ideal:.2f} s; ratio {elapsed / ideal:.2f}"
-        )
+        if args.instant_trials > 0:
+            (Path(tmp) / "instant").mkdir()
+            results["instant"] = instant(args.instant_trials, Path(tmp) / "instant")
+        if args.sleep_trials > 0:
+            (Path(tmp) / "sleepy").mkdir()
+            results["sleepy"] = sleepy(
+                args.sleep_trials, args.sleep_ms, args.concurrency, Path(tmp) / "sleepy"
+            )
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     results["peakRssMb"] = round(peak_mb, 1)
     print(f"peak RSS {peak_mb:.0f} MB")

@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import time
+
+_second: tuple[int, str] = (-1, "")
+"""The last second formatted, and its text: a run stamps thousands of events a second."""
 
 
 def utc_stamp() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    global _second
+    seconds, nanos = divmod(time.time_ns(), 1_000_000_000)
+    cached, text = _second
+    if seconds != cached:
+        text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+        _second = (seconds, text)
+    return f"{text}.{nanos // 1000:06d}Z"

@@ -54,8 +54,9 @@ MAX_STEPS = 1_000
 MAX_TRIALS_COUNT = 1_000
 """``trials.count``: trials per task."""
 
-MAX_TRIALS_TOTAL = 100_000
-"""Trials in one run: the number of tasks times ``trials.count``."""
+MAX_TRIALS_TOTAL = 1_000_000
+"""Trials in one run: the number of tasks times ``trials.count``. A run keeps per-task
+totals, not its trials, in memory, so this bounds the store and the run's time."""
 
 # --- reporting ---------------------------------------------------------------------------
 
@@ -64,3 +65,13 @@ MAX_PRINTED_PROBLEMS = 50
 
 MAX_JSON_PROBLEMS = 1_000
 """Problems listed by ``validate --json``; ``problemCount`` always gives the total."""
+
+# --- event logs --------------------------------------------------------------------------
+
+MAX_OPEN_TRIALS = 100_000
+"""Trials a log may have open (started, not yet scored) at once while it is read. A log
+with more drops the oldest, which then counts as not run; this bounds a reader's memory
+whatever the log. A runner's log has at most its concurrency open."""
+
+MAX_LOG_PROBLEMS = 1_000
+"""Problems kept from reading one log; the rest are counted ("… and N more problems")."""

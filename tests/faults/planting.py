@@ -3,13 +3,14 @@ power cut — at one event commit.
 
 A fault is ``WHEN:MODE``:
 
-- WHEN: ``N`` (the N-th commit of events, counting from 1), or an event type (the first
-  commit that holds an event of that type, e.g. ``eval.completed``);
+- WHEN: ``N`` (the commit that holds the N-th trial's ``eval.scored``, counting from 1,
+  whichever trials the runner grouped with it), or an event type (the first commit that
+  holds an event of that type, e.g. ``eval.completed``);
 - MODE: ``before`` (nothing of that commit is written), ``mid`` (inside its transaction,
-  after the events that precede its first ``eval.scored`` are inserted: a trial's events
-  without its score, and with several trials in one group commit, the first trials whole and
-  the next one cut), or ``after`` (committed, but nothing after it ran: no status update, no
-  line in the events file, no reply to a client).
+  after the events that precede the N-th trial's ``eval.scored`` — or the first one — are
+  inserted: that trial's events without its score, and any trials before it in the same
+  group commit whole), or ``after`` (committed, but nothing after it ran: no status update,
+  no line in the events file, no reply to a client).
 """
 
 from __future__ import annotations
@@ -18,6 +19,13 @@ import os
 import signal
 from collections.abc import Callable
 from typing import Any
+
+
+def _type(doc: Any) -> Any:
+    """An event's type, committed as a row (the runner's) or as a document."""
+    from openwop_eval.store import EventRow
+
+    return doc.type if isinstance(doc, EventRow) else doc.get("type")
 
 
 def _kill() -> None:
@@ -31,25 +39,28 @@ def plant(spec: str, armed: Callable[[], bool] = lambda: True) -> None:
 
     when, _, mode = spec.partition(":")
     original = sql.Store.append
-    seen = {"commits": 0}
+    seen = {"scored": 0}
 
-    def hit(docs: Any) -> bool:
-        if when.isdigit():
-            return seen["commits"] == int(when)
-        return any(d.get("type") == when for d in docs)
+    def cut_at(docs: Any) -> int | None:
+        """Where the fault lies in this commit (an index into it), or None."""
+        types = [_type(d) for d in docs]
+        if not when.isdigit():
+            if when not in types:
+                return None
+            return types.index("eval.scored") if "eval.scored" in types else len(docs) // 2
+        scored = [i for i, kind in enumerate(types) if kind == "eval.scored"]
+        before, seen["scored"] = seen["scored"], seen["scored"] + len(scored)
+        nth = int(when) - before  # the trial's place among this commit's, from 1
+        return scored[nth - 1] if 1 <= nth <= len(scored) else None
 
     def append(self: Any, run_id: str, docs: Any, trials: Any = ()) -> None:
-        live = bool(docs) and armed()
-        if live:
-            seen["commits"] += 1
-        if not live or not hit(docs):
+        cut = cut_at(docs) if docs and armed() else None
+        if cut is None:
             original(self, run_id, docs, trials)
             return
         if mode == "before":
             _kill()
         if mode == "mid":
-            types = [d.get("type") for d in docs]
-            cut = types.index("eval.scored") if "eval.scored" in types else len(docs) // 2
             with self.transaction() as tx:
                 sql._insert_events(tx, run_id, docs[:cut])
                 _kill()

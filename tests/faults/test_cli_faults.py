@@ -23,11 +23,11 @@ from openwop_eval.store import Store
 from tests.faults.planting import plant
 from tests.faults.scenario import check_log, write_files
 
-POINTS = [
+POINTS = [  # N: the commit that holds the N-th trial (see planting)
     ("1", "before"),
     ("1", "mid"),
     ("2", "after"),
-    ("3", "mid"),  # a group commit of two trials, cut in the second
+    ("3", "mid"),  # the third trial cut, whatever trials share its commit
     ("eval.completed", "before"),
     ("eval.completed", "after"),
 ]

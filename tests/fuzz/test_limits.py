@@ -129,11 +129,11 @@ def test_a_billion_trials_per_task_is_a_problem() -> None:
 
 
 def test_tasks_times_trials_is_bounded() -> None:
-    doc = suite_doc(*[golden(f"t{i}") for i in range(101)], trials={"count": 1000})
+    doc = suite_doc(*[golden(f"t{i}") for i in range(1001)], trials={"count": 1000})
     assert parse_problems(doc) == [
         (
             "$.trials.count",
-            "101 tasks × 1,000 trials is 101,000 trials; a run may have at most 100,000",
+            "1,001 tasks × 1,000 trials is 1,001,000 trials; a run may have at most 1,000,000",
         )
     ]
 

@@ -112,7 +112,8 @@ def test_failure_is_reported_everywhere(
     assert [(s["score"], s["passed"]) for s in scored] == [(expected_score, False)]
     if mode == "raise":
         assert "provider returned 500" in trial["error"]
-        assert all("500" not in str(e["payload"]) for e in ran.events)
+        # the error's text stays out of the events (ids in them are hex: "500" may occur)
+        assert all("provider returned" not in str(e["payload"]) for e in ran.events)
 
 
 def test_a_clean_trial_passes_and_exits_zero(run_mode: Callable[[str], Ran]) -> None:

@@ -162,23 +162,24 @@ def test_the_run_id_is_printed_when_the_run_starts(
     assert f"openwop-eval run --resume {run.run_id}" in first
 
 
-def test_grading_runs_off_the_event_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_grading_and_committing_run_off_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import threading
 
-    from openwop_eval.runner import run as run_module
     from openwop_eval.runner import trial as trial_module
 
-    threads: list[str] = []
+    threads: list[tuple[str, str]] = []
 
-    def spy(real: Any) -> Any:
+    def spy(name: str, real: Any) -> Any:
         def wrapped(*args: Any) -> Any:
-            threads.append(threading.current_thread().name)
+            threads.append((name, threading.current_thread().name))
             return real(*args)
 
         return wrapped
 
-    monkeypatch.setattr(trial_module, "grade_trial", spy(trial_module.grade_trial))
-    monkeypatch.setattr(run_module, "decide", spy(run_module.decide))
+    monkeypatch.setattr(trial_module, "grade_trial", spy("grade", trial_module.grade_trial))
+    monkeypatch.setattr(Store, "append", spy("commit", Store.append))
 
     async def agent(request: Any, tools: Any) -> str:
         await tools.call("crm:lookup", {"id": 1})
@@ -190,5 +191,6 @@ def test_grading_runs_off_the_event_loop(tmp_path: Path, monkeypatch: pytest.Mon
         return threading.current_thread().name
 
     loop_thread = asyncio.run(main())
-    assert len(threads) == 3  # two trials and the decision
-    assert loop_thread not in threads
+    assert [name for name, _ in threads].count("grade") == 2  # the two trials
+    assert "commit" in [name for name, _ in threads]
+    assert loop_thread not in {thread for _, thread in threads}

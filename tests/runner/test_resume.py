@@ -87,7 +87,10 @@ def test_killed_run_resumes_to_the_uninterrupted_summary(tmp_path: Path) -> None
     (run,) = store.list_runs()
     assert run.status == "running"
     scored = [e for e in store.events(run.run_id) if e["type"] == "eval.scored"]
-    assert len(scored) == 4  # trial 0 of a, b, c and trial 1 of a finished before the kill
+    # Trial 0 of a, b, c and trial 1 of a finished before the kill; the committer's thread
+    # may not have committed them all yet (it commits what finished within 20 ms at once):
+    # those are run again on resume.
+    assert len(scored) <= 4
 
     resumed = cli(
         "--resume",

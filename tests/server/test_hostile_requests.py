@@ -382,7 +382,7 @@ def test_every_host_limit_is_documented() -> None:
 
 
 def test_the_stored_sequence_bound_is_the_columns() -> None:
-    """A cursor is read as at most MAX_STORED_SEQUENCE because the column is 32-bit; a wider
-    column (BigInteger) would make that bound, and the clamp, move."""
-    assert type(schema.events.c.sequence.type) is sa.Integer
-    assert inputs.MAX_STORED_SEQUENCE == 2**31 - 1
+    """A cursor is read as at most MAX_STORED_SEQUENCE because the column is 64-bit; another
+    width would make that bound, and the clamp, move."""
+    assert type(schema.events.c.sequence.type) is sa.BigInteger
+    assert inputs.MAX_STORED_SEQUENCE == 2**63 - 1

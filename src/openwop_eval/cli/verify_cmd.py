@@ -10,13 +10,14 @@ from typing import Any
 import click
 from rich.console import Console
 
-from ..core import GradingError, SuiteError
+from ..core import GradingError, Suite, SuiteError
 from ..html import render_report, report_data
 from ..html.model import log_diagnostics
 from ..log import verify_log
 from ..log.audit import Verification
+from ..log.jsonl import OutOfOrderError
 from ..log.replay import replay
-from ..runner.events import read_jsonl
+from ..runner.events import read_jsonl, stream_jsonl
 from ..suitefile import load_suite
 from .codes import EXIT_FAILED, EXIT_INVALID, EXIT_OK
 from .render import print_problems
@@ -47,9 +48,8 @@ def verify(suite: str, events: str, summary_path: str | None, html_path: str | N
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
         loaded = load_suite(suite)
-        docs = read_jsonl(events)
         given = json.loads(Path(summary_path).read_text("utf-8")) if summary_path else None
-        result = verify_log(loaded.suite, docs, given)
+        result = _verify(loaded.suite, events, given, keep_trials=bool(html_path))
     except SuiteError as exc:
         print_problems(err, suite, exc.problems)
         sys.exit(EXIT_INVALID)
@@ -57,7 +57,7 @@ def verify(suite: str, events: str, summary_path: str | None, html_path: str | N
         err.print(f"[red]error:[/red] {exc}")
         sys.exit(EXIT_INVALID)
     if html_path:
-        _write_html(html_path, docs, result)
+        _write_html(html_path, read_jsonl(events), result)
     click.echo(json.dumps(result.summary, indent=2))
     for problem in result.log_problems:
         err.print(f"[yellow]log:[/yellow] {problem}")
@@ -72,6 +72,17 @@ def verify(suite: str, events: str, summary_path: str | None, html_path: str | N
         f"[red]{len(result.mismatches)} field(s) of {summary_path} disagree with the log[/red]"
     )
     sys.exit(EXIT_FAILED)
+
+
+def _verify(
+    suite: Suite, events: str, given: dict[str, Any] | None, keep_trials: bool
+) -> Verification:
+    """Read the log as a stream (memory bounded by the trials in flight); a log whose events
+    are out of sequence order is read whole and sorted instead."""
+    try:
+        return verify_log(suite, stream_jsonl(events), given, ordered=True, keep_trials=keep_trials)
+    except OutOfOrderError:
+        return verify_log(suite, read_jsonl(events), given, keep_trials=keep_trials)
 
 
 def _write_html(path: str, docs: list[dict[str, Any]], result: Verification) -> None:

@@ -11,10 +11,20 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core import Suite, SuiteGrade, TrialRecord, grade_suite, json_equal, plan_suite, summary_dict
+from ..core import (
+    Suite,
+    SuiteGrade,
+    SuiteTally,
+    TrialRecord,
+    grade_suite,
+    json_equal,
+    plan_suite,
+    summary_dict,
+)
 from ..core import names as n
 from ..core.plan import GradingPlan
-from .names import EVAL_COMPLETED, v2_type
+from .names import sequence_of
+from .reader import LogReader
 from .replay import Replay, replay
 from .terms import terms_of
 
@@ -87,31 +97,52 @@ def completed_payload(summary: dict[str, Any]) -> dict[str, Any]:
 
 
 def verify_log(
-    suite: Suite, docs: Iterable[dict[str, Any]], given: dict[str, Any] | None = None
+    suite: Suite,
+    docs: Iterable[dict[str, Any]],
+    given: dict[str, Any] | None = None,
+    *,
+    ordered: bool = False,
+    keep_trials: bool = False,
 ) -> Verification:
-    docs = list(docs)
-    done = recompute(suite, docs)
-    log, grade, summary, problems = done.log, done.grade, done.summary, done.problems
-    for task in grade.tasks:
-        for trial in task.trials:
-            stated = log.recorded_passed.get((task.task_id, trial.index))
-            if stated is not None and stated != trial.passed:
-                problems.append(
-                    f"eval.scored for task {task.task_id!r} trial {trial.index} says passed="
-                    f"{str(stated).lower()}, but the recomputed verdict is "
-                    f"{str(trial.passed).lower()}"
-                )
-    for doc in docs:
-        if v2_type(str(doc.get("type"))) == EVAL_COMPLETED:
-            payload = doc.get("payload") or {}
-            expected = completed_payload(summary)
-            for key in (*COMPLETED_KEYS, n.REGRESSION_VS_BASELINE):
-                problems.extend(
-                    f"eval.completed {m}"
-                    for m in diff(payload.get(key, _MISSING), expected.get(key, _MISSING), key)
-                )
+    """Recompute a run's summary from its log and compare it with ``given``.
+
+    The log is read as a stream (``ordered``: ``docs`` come in sequence order, else they are
+    sorted first) and graded trial by trial, so memory is bounded by the trials in flight,
+    not by the log; ``keep_trials`` keeps each trial's grade in the result (for a report).
+    """
+    reader = LogReader()
+    tally: SuiteTally | None = None
+    problems = reader.problems  # one bounded list, in the order things were found
+    for doc in docs if ordered else sorted(docs, key=sequence_of):
+        scored = reader.feed(doc)
+        if scored is None:
+            continue
+        if tally is None:  # the terms are in eval.started, which comes first
+            tally = _tally(suite, reader, keep_trials)
+        trial = tally.add(scored.record)
+        if scored.passed != trial.passed:
+            problems.append(
+                f"eval.scored for task {trial.task_id!r} trial {trial.index} says passed="
+                f"{str(scored.passed).lower()}, but the recomputed verdict is "
+                f"{str(trial.passed).lower()}"
+            )
+    grade = (tally or _tally(suite, reader, keep_trials)).finish()
+    summary = summary_dict(grade)
+    expected = completed_payload(summary)
+    for payload in reader.completed:
+        for key in (*COMPLETED_KEYS, n.REGRESSION_VS_BASELINE):
+            for m in diff(payload.get(key, _MISSING), expected.get(key, _MISSING), key):
+                problems.append(f"eval.completed {m}")
     mismatches = diff(given, summary) if given is not None else []
-    return Verification(summary, grade, mismatches, problems)
+    return Verification(summary, grade, mismatches, problems.listed())
+
+
+def _tally(suite: Suite, reader: LogReader, keep_trials: bool) -> SuiteTally:
+    terms_problems: list[str] = []
+    plan = plan_suite(suite, terms_of(reader.started, terms_problems))
+    for problem in terms_problems:
+        reader.problems.append(problem)
+    return SuiteTally(plan, keep_trials)
 
 
 def diff(given: Any, recomputed: Any, path: str = "$") -> list[Mismatch]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..log.names import RUN_CANCELLED, RUN_COMPLETED, RUN_FAILED
-from ..store import RunStatus, Store, StoreError
+from ..store import EventRow, RunStatus, Store, StoreError
 from .events import EventWriter, pending
 
 
@@ -51,8 +51,8 @@ def writer_for(
 ) -> EventWriter:
     """The one writer of a run's events: to the store, then the optional file."""
 
-    def commit(docs: list[dict[str, Any]], trials: list[Any]) -> None:
-        store.append(run_id, docs, trials)
+    def commit(rows: list[EventRow], trials: list[Any]) -> None:
+        store.append(run_id, rows, trials)
         if on_commit is not None:
             on_commit(run_id)
 

@@ -1,37 +1,41 @@
 """Running a suite: schedule every missing trial, commit each as it ends, then decide.
 
 Theory of operation. A run is created in the store with its suite and agent, then
-``run.started`` and ``eval.started`` are committed. Trials run concurrently (a semaphore of
-``concurrency``), each under its own timeout; a finished trial's events and diagnostics are
-committed in one transaction, so a run killed at any moment keeps exactly its finished
-trials. ``resume`` reruns only the trials without an ``eval.scored``. The verdict is always
-computed from the event log itself (the same reading ``verify`` does), so a resumed run and
-an uninterrupted one, and any auditor, reach the same summary. When the suite's
-``maxCostUsd`` is exceeded no further trial starts; trials that never ran count as failed.
+``run.started`` and ``eval.started`` are committed. Trials run concurrently (``concurrency``
+workers, each taking the next missing trial), each under its own timeout; a finished trial
+goes to the run's committer (:mod:`.committer`), which grades it and commits its events and
+diagnostics in one transaction, so a run killed at any moment keeps exactly its committed
+trials. ``resume`` reruns only the trials without an ``eval.scored``, its earlier trials read
+back from the log. The verdict is folded from the trials as they are graded and recorded —
+each as its ``eval.scored`` states it — so memory stays flat however many trials; ``verify``
+recomputes it from the log alone and must agree, as must a resumed run and an uninterrupted
+one. When the suite's ``maxCostUsd`` is exceeded no further trial starts; trials that never
+ran count as failed.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import Callable, Mapping
+import contextlib
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from fractions import Fraction
-from typing import IO, Any, Protocol
+from typing import IO, Any, Protocol, TypeAlias
 
 from ..agents.base import Agent
-from ..core import GradingPlan, SuiteGrade, TrialRecord, plan_suite
+from ..core import GradingPlan, SuiteGrade, SuiteTally, TrialRecord, plan_suite, summary_dict
 from ..core.plan import RunTerms
 from ..core.rubric import Judge
 from ..core.safety import SafetyPolicy
-from ..core.stats import decimal_sum
+from ..core.stats import decimal, decimal_sum
 from ..log.audit import completed_payload, recompute, regrade
 from ..log.names import EVAL_COMPLETED, EVAL_STARTED, RUN_COMPLETED, RUN_STARTED, workflow_id
 from ..log.replay import replay
 from ..log.terms import started_payload
-from ..store import RunRecord, Store
+from ..store import EventRow, RunRecord, Store
 from ..suitefile import LoadedSuite
 from .baseline import diff_ref
+from .committer import Committer
 from .ending import end_run, failure_of, writer_for
 from .events import EventWriter, new_id, pending
 from .fixtures import FixtureSource
@@ -58,15 +62,36 @@ class Observer(Protocol):
     def finished(self, outcome: TrialOutcome) -> None: ...
 
 
+Diagnostics: TypeAlias = dict[tuple[str, int], dict[str, Any]]
+
+
 @dataclass
 class RunResult:
+    """A decided run. ``outline`` is its grade per task (no trials: it is kept in memory
+    whatever the run's size); ``grade`` and ``diagnostics``, trial by trial, are read back
+    from the store the first time they are asked for."""
+
     run_id: str
-    grade: SuiteGrade
+    outline: SuiteGrade
     summary: dict[str, Any]
-    diagnostics: dict[tuple[str, int], dict[str, Any]]
+    _detail: Callable[[], tuple[SuiteGrade, Diagnostics]] = field(repr=False)
     budget_exhausted: bool = False
     resumed_trials: int = 0
     agent_id: str = ""
+    _loaded: tuple[SuiteGrade, Diagnostics] | None = field(default=None, repr=False)
+
+    @property
+    def grade(self) -> SuiteGrade:
+        return self._details()[0]
+
+    @property
+    def diagnostics(self) -> Diagnostics:
+        return self._details()[1]
+
+    def _details(self) -> tuple[SuiteGrade, Diagnostics]:
+        if self._loaded is None:
+            self._loaded = self._detail()
+        return self._loaded
 
 
 @dataclass
@@ -128,7 +153,7 @@ def prepare_run(
     detectors = execution.detectors
     if detectors is not None:
         stored["safety"] = policy_to_json(detectors)
-    opening: list[dict[str, Any]] = []
+    opening: list[EventRow] = []
     numbering = EventWriter(run_id, lambda docs, _trials: opening.extend(docs))
     numbering.write([pending(RUN_STARTED, started), pending(EVAL_STARTED, eval_started)])
     numbering.flush()
@@ -148,7 +173,7 @@ def prepare_run(
         opening,
     )
     if execution.jsonl is not None:
-        execution.jsonl.write("".join(_line(doc) for doc in opening))
+        execution.jsonl.write("".join(row.text + "\n" for row in opening))
     if execution.on_commit is not None:
         execution.on_commit(run_id)
     return run
@@ -162,55 +187,82 @@ async def execute_run(execution: Execution, run_id: str) -> RunResult:
     """
     store = execution.store
     writer = _writer(execution, run_id, store.last_sequence(run_id))
+    committer: list[Committer] = []
     try:
-        return await _execute(execution, run_id, writer)
+        return await _execute(execution, run_id, writer, committer)
     except asyncio.CancelledError:
+        await _stop(committer)
         if execution.stopping:
             writer.flush()
         else:
             end_run(store, run_id, "cancelled", writer=writer)
         raise
     except Exception as exc:
+        await _stop(committer)
         end_run(store, run_id, "failed", failure_of(exc), writer)
         raise
+
+
+async def _stop(committer: list[Committer]) -> None:
+    """Let the committer commit what it was handed, and stop it, before the run is ended
+    on this thread (the writer is used by one thread at a time)."""
+    if committer:
+        with contextlib.suppress(Exception):  # a store failure: what is committed is kept
+            await asyncio.shield(committer[0].close())
 
 
 def reopen_run(execution: Execution, run: RunRecord) -> None:
     """Mark a restored run running again; its events file gets the whole log so far."""
     store = execution.store
     if execution.jsonl is not None:
-        for doc in store.events(run.run_id):
-            execution.jsonl.write(_line(doc))
+        for row in store.iter_event_rows(run.run_id):
+            execution.jsonl.write(row.text + "\n")
     store.set_status(run.run_id, "running")
 
 
 def _writer(execution: Execution, run_id: str, last: int) -> EventWriter:
-    return writer_for(execution.store, run_id, last, execution.jsonl, execution.on_commit)
+    wake, on_commit = execution.on_commit, None
+    if wake is not None:  # the committer's thread commits: the host is told on its loop
+        loop = asyncio.get_running_loop()
+
+        def on_commit(committed: str) -> None:
+            loop.call_soon_threadsafe(wake, committed)
+
+    return writer_for(execution.store, run_id, last, execution.jsonl, on_commit)
 
 
-async def _execute(execution: Execution, run_id: str, writer: EventWriter) -> RunResult:
+async def _execute(
+    execution: Execution, run_id: str, writer: EventWriter, holder: list[Committer]
+) -> RunResult:
     plan = execution.plan
+    tally = SuiteTally(plan)
     # Reading and grading are CPU work: off the event loop, which a host shares with requests.
-    prior = await asyncio.to_thread(replay, execution.store.events(run_id))
-    done = {(r.task_id, r.index) for r in prior.records}
-    spent = [r.cost_usd for r in prior.records if r.cost_usd is not None]
+    done, spent = await asyncio.to_thread(_prior, execution.store, run_id, tally)
     budget = _budget(plan)
-    exhausted = budget is not None and decimal_sum(spent) > budget
-    todo = [
-        (task, i) for i in range(plan.count) for task in plan.tasks if (task.task_id, i) not in done
-    ]
+    exhausted = budget is not None and spent > budget
     if execution.observer is not None:
         execution.observer.started(run_id, plan.count * len(plan.tasks), len(done))
+    observer = execution.observer
 
-    gate = asyncio.Semaphore(max(1, execution.options.concurrency))
+    def delivered(outcomes: list[TrialOutcome]) -> None:
+        if observer is not None:
+            for outcome in outcomes:
+                observer.finished(outcome)
+
+    committer = Committer(writer, lambda o: tally.add_grade(o.grade), delivered)
+    holder.append(committer)
     detectors = execution.detectors
+    # Each worker takes the next missing trial: memory is O(concurrency), not O(trials).
+    todo = (
+        (task, i) for i in range(plan.count) for task in plan.tasks if (task.task_id, i) not in done
+    )
 
-    async def one(task: Any, index: int) -> None:
-        nonlocal exhausted
-        async with gate:
+    async def worker() -> None:
+        nonlocal exhausted, spent
+        for task, index in todo:
             if exhausted:
                 return
-            outcome = await run_trial(
+            finished = await run_trial(
                 TrialSetup(
                     plan,
                     task,
@@ -223,30 +275,63 @@ async def _execute(execution: Execution, run_id: str, writer: EventWriter) -> Ru
                     detectors,
                 )
             )
-            writer.write(
-                outcome.events, (task.task_id, index, outcome.invocation_id, outcome.diagnostics)
-            )
-            if outcome.record.cost_usd is not None:
-                spent.append(outcome.record.cost_usd)
-                exhausted = exhausted or (budget is not None and decimal_sum(spent) > budget)
-            if execution.observer is not None:
-                execution.observer.finished(outcome)
+            await committer.put(finished)
+            cost = finished.record.cost_usd
+            if cost is not None:
+                spent += decimal(cost)
+                exhausted = exhausted or (budget is not None and spent > budget)
+            # Give the loop a turn between trials, even when the agent never waits: the
+            # host's requests are served meanwhile, and each turn's trials commit together.
+            await asyncio.sleep(0)
 
-    await asyncio.gather(*(one(task, i) for task, i in todo))
-    writer.flush()
-    return await _finish(execution, run_id, writer, exhausted, len(done))
+    workers = max(1, min(execution.options.concurrency, plan.count * len(plan.tasks)))
+    await asyncio.gather(*(worker() for _ in range(workers)))
+    await committer.close()
+    return await _finish(execution, run_id, writer, tally, exhausted, len(done))
+
+
+def _prior(store: Store, run_id: str, tally: SuiteTally) -> tuple[set[tuple[str, int]], Fraction]:
+    """The trials a resumed run has already: folded into ``tally``; and their cost."""
+    log = replay(store.iter_events(run_id), ordered=True)
+    spent = Fraction(0)
+    for record in log.records:
+        tally.add(record)
+        if record.cost_usd is not None:
+            spent += decimal(record.cost_usd)
+    return {(r.task_id, r.index) for r in log.records}, spent
 
 
 async def _finish(
     execution: Execution,
     run_id: str,
     writer: EventWriter,
+    tally: SuiteTally,
     exhausted: bool,
     resumed: int,
 ) -> RunResult:
-    docs = execution.store.events(run_id)
-    diagnostics = execution.store.trial_results(run_id)
-    summary, grade = await asyncio.to_thread(decide, execution.loaded, docs, diagnostics)
+    # The verdict of the trials as they were graded and recorded, one at a time: no second
+    # reading of the log (``verify`` is that reading, and must agree).
+    outline = tally.finish()
+    summary = summary_dict(outline)
+    store, loaded = execution.store, execution.loaded
+    completing = asyncio.ensure_future(asyncio.to_thread(_complete, store, run_id, writer, summary))
+    try:
+        await asyncio.shield(completing)
+    except asyncio.CancelledError:  # too late to cancel: the verdict is being committed
+        await completing  # so the run is completed, not cancelled: its result is returned
+    return RunResult(
+        run_id,
+        outline,
+        summary,
+        lambda: detail(store, loaded, run_id),
+        exhausted,
+        resumed,
+        execution.agent.agent_id,
+    )
+
+
+def _complete(store: Store, run_id: str, writer: EventWriter, summary: dict[str, Any]) -> None:
+    """Commit the verdict and mark the run completed (store I/O: off the event loop)."""
     writer.write(
         [
             pending(EVAL_COMPLETED, completed_payload(summary)),
@@ -254,16 +339,18 @@ async def _finish(
         ]
     )
     writer.flush()
-    execution.store.set_status(run_id, "completed", summary=summary)
-    return RunResult(
-        run_id, grade, summary, diagnostics, exhausted, resumed, execution.agent.agent_id
-    )
+    store.set_status(run_id, "completed", summary=summary)
+
+
+def detail(store: Store, loaded: LoadedSuite, run_id: str) -> tuple[SuiteGrade, Diagnostics]:
+    """A run's grade trial by trial, with the diagnostics people read, from the store."""
+    diagnostics = store.trial_results(run_id)
+    _summary, grade = decide(loaded, store.iter_events(run_id), diagnostics)
+    return grade, diagnostics
 
 
 def decide(
-    loaded: LoadedSuite,
-    docs: list[dict[str, Any]],
-    diagnostics: dict[tuple[str, int], dict[str, Any]],
+    loaded: LoadedSuite, docs: Iterable[dict[str, Any]], diagnostics: Diagnostics
 ) -> tuple[dict[str, Any], SuiteGrade]:
     """The summary from the log alone, as any auditor computes it, and the same grade with
     the local diagnostics (outputs, error messages) put back for the reasons people read;
@@ -286,7 +373,3 @@ def _budget(plan: GradingPlan) -> Fraction | None:
     if thresholds is None or thresholds.max_cost_usd is None:
         return None
     return decimal_sum([thresholds.max_cost_usd])
-
-
-def _line(doc: dict[str, Any]) -> str:
-    return json.dumps(doc, ensure_ascii=False) + "\n"

@@ -20,7 +20,6 @@ def stored_result(store: Store, run_id: str) -> RunResult:
         loaded = parse_suite(run.suite_doc, source=f"run {run_id}")
     except SuiteError:
         raise RunError(f"run {run_id}: its stored suite cannot be read back") from None
-    docs = store.events(run_id)
     diagnostics = store.trial_results(run_id)
-    summary, grade = decide(loaded, docs, diagnostics)
-    return RunResult(run_id, grade, summary, diagnostics, agent_id=run.agent_id)
+    summary, grade = decide(loaded, store.iter_events(run_id), diagnostics)
+    return RunResult(run_id, grade, summary, lambda: (grade, diagnostics), agent_id=run.agent_id)

@@ -7,7 +7,6 @@ is a miss: it is never passed on to a live tool, so a replay can never quietly g
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import importlib
 import inspect
@@ -18,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import jsontext
 from ..agents.base import AgentProtocolError, ToolCallError, ToolMissError
 from ..agents.python import load_module_file
 from ..core import JSON, ToolCall, canonical_json
@@ -56,7 +56,7 @@ class FixtureBook:
         queue = self.by_tool.get(tool) or self.by_call.get((tool, canonical_json(args)))
         if not queue:
             return False, None
-        return True, copy.deepcopy(queue.popleft())
+        return True, jsontext.copy(queue.popleft())
 
 
 def load_live_tools(spec: str) -> dict[str, LiveTool]:
@@ -175,7 +175,7 @@ class ToolBoundary:
             record.status, record.error = "error", f"{type(exc).__name__}: {exc}"
             raise ToolCallError(f"{tool} failed: {record.error}") from exc
         record.result = result
-        return copy.deepcopy(result)
+        return jsontext.copy(result)
 
     def _miss(self, tool: str, record: RecordedCall, why: str) -> JSON:
         record.missed, record.status, record.error = True, "error", f"fixture miss: {why}"

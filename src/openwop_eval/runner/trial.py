@@ -1,5 +1,6 @@
-"""One trial: the agent runs behind the tool boundary, is judged if the task is a rubric, is
-graded by the core, and leaves its events and diagnostics for the writer."""
+"""One trial: the agent runs behind the tool boundary and is judged if the task is a rubric
+(:func:`run_trial`, on the event loop); then it is graded by the core and gets its closing
+events (:func:`finish_trial`, CPU work, done by the run's committer thread)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..agents.base import Agent, AgentProtocolError, AgentReply, ToolMissError, TrialContext
+from ..clock import utc_stamp
 from ..core import (
     CompiledTask,
     GradingPlan,
@@ -25,7 +27,7 @@ from ..core import (
 from ..core.rubric import Judge, verdict_findings
 from ..core.safety import FindingTag, SafetyPolicy
 from ..log.names import DECIDED, EVAL_SCORED, EXT, INVOCATION_COMPLETED, INVOCATION_STARTED
-from .events import Pending, new_id, pending
+from .events import Pending, pending, serial_id
 from .safety import scored_members, trial_findings
 from .tools import FixtureBook, LiveTool, ToolBoundary
 
@@ -54,6 +56,23 @@ class TrialOutcome:
 
 
 @dataclass
+class Finished:
+    """A trial the agent is done with, not yet graded."""
+
+    setup: TrialSetup
+    boundary: ToolBoundary
+    invoked: _Invoked
+    record: TrialRecord
+    started: Pending
+    diagnostics: dict[str, Any]
+    ended_at: str
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return self.record.task_id, self.record.index
+
+
+@dataclass
 class _Invoked:
     """What the agent did: its reply, or why there is none."""
 
@@ -65,9 +84,9 @@ class _Invoked:
     """What the agent exchanged with a model: its reply's, or its exception's."""
 
 
-async def run_trial(setup: TrialSetup) -> TrialOutcome:
+async def run_trial(setup: TrialSetup) -> Finished:
     task = setup.task.task
-    invocation_id = new_id("inv-")
+    invocation_id = serial_id("inv-")
     boundary = ToolBoundary(
         agent_id=setup.agent.agent_id,
         task_id=task.task_id,
@@ -105,11 +124,18 @@ async def run_trial(setup: TrialSetup) -> TrialOutcome:
         tags, located = trial_findings(setup.safety, setup.task, record, judged)
         record = replace(record, findings=tags)
         diagnostics["safetyFindings"] = located
-    # Bounded, but CPU work: off the event loop, which a host shares with its requests.
-    grade = await asyncio.to_thread(grade_trial, setup.plan, setup.task, record)
-    diagnostics["calls"] = [c.as_dict() for c in boundary.calls]
-    events = [started, *boundary.events, *_closing_events(setup, boundary, invoked, grade, record)]
-    return TrialOutcome(record, grade, invocation_id, events, diagnostics)
+    return Finished(setup, boundary, invoked, record, started, diagnostics, utc_stamp())
+
+
+def finish_trial(done: Finished) -> TrialOutcome:
+    """Grade the trial and give it its closing events (bounded CPU work: run it off the
+    event loop, which a host shares with its requests)."""
+    setup, boundary, record = done.setup, done.boundary, done.record
+    grade = grade_trial(setup.plan, setup.task, record)
+    done.diagnostics["calls"] = [c.as_dict() for c in boundary.calls]
+    closing = _closing_events(setup, boundary, done.invoked, grade, record, done.ended_at)
+    events = [done.started, *boundary.events, *closing]
+    return TrialOutcome(record, grade, boundary.invocation_id, events, done.diagnostics)
 
 
 def _started_event(setup: TrialSetup, boundary: ToolBoundary) -> Pending:
@@ -132,7 +158,8 @@ async def _invoke(setup: TrialSetup, boundary: ToolBoundary) -> _Invoked:
     reply, error, error_kind, transcript = None, None, None, None
     started = time.monotonic()
     try:
-        reply = await asyncio.wait_for(setup.agent.run(context, boundary), setup.timeout_s)
+        async with asyncio.timeout(setup.timeout_s):  # no task of its own, as wait_for makes
+            reply = await setup.agent.run(context, boundary)
         _check_reply(reply)
     except ToolMissError:
         error_kind = "fixture-miss"  # the miss propagated: the trial has already failed closed
@@ -158,6 +185,7 @@ def _closing_events(
     invoked: _Invoked,
     grade: TrialGrade,
     record: TrialRecord,
+    stamp: str,
 ) -> list[Pending]:
     """``agent.decided``, ``agent.invocation-completed`` and the trial's ``eval.scored``."""
     agent_id, ext, kind = setup.agent.agent_id, boundary.ext, invoked.error_kind
@@ -176,7 +204,7 @@ def _closing_events(
         scored.update(count)
         scored_ext.update(tags)
     return [
-        pending(DECIDED, {"agentId": agent_id, "decision": outcome, **ext}),
+        pending(DECIDED, {"agentId": agent_id, "decision": outcome, **ext}, stamp),
         pending(
             INVOCATION_COMPLETED,
             {
@@ -185,8 +213,9 @@ def _closing_events(
                 "outcome": outcome,
                 EXT: {**ext[EXT], **({"error": kind} if kind else {})},
             },
+            stamp,
         ),
-        pending(EVAL_SCORED, {**scored, EXT: scored_ext}),
+        pending(EVAL_SCORED, {**scored, EXT: scored_ext}, stamp),
     ]
 
 

@@ -44,9 +44,9 @@ MAX_SAFE_INTEGER: Final = 2**53 - 1
 """I-JSON: RFC 8785 (the request hash) represents integers exactly only up to this."""
 MAX_SEQUENCE: Final = 2**63 - 1
 """The largest ``afterSequence`` / ``Last-Event-ID`` accepted (a signed 64-bit integer)."""
-MAX_STORED_SEQUENCE: Final = 2**31 - 1
-"""``events.sequence`` is a 32-bit INTEGER on PostgreSQL: no event lies beyond it, so a
-larger cursor is past the end and is read as this one."""
+MAX_STORED_SEQUENCE: Final = 2**63 - 1
+"""``events.sequence`` is a 64-bit BIGINT: no event lies beyond it, so a larger cursor would
+be past the end and be read as this one (today the same as ``MAX_SEQUENCE``)."""
 QUERY_PARAMETERS: Final = (
     "limit",
     "cursor",

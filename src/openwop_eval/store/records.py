@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, NamedTuple, TypeAlias
+
+from .. import jsontext
 
 RunStatus: TypeAlias = Literal["pending", "running", "completed", "failed", "cancelled"]
 TERMINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
@@ -31,3 +33,16 @@ class RunRecord:
     @property
     def terminal(self) -> bool:
         return self.status in TERMINAL_STATUSES
+
+
+class EventRow(NamedTuple):
+    """An event as the store keeps it: its key columns and its JSON text, encoded once."""
+
+    sequence: int
+    event_id: str
+    type: str
+    text: str
+
+    @classmethod
+    def of(cls, doc: dict[str, Any]) -> EventRow:
+        return cls(doc["sequence"], doc["eventId"], doc["type"], jsontext.dumps(doc))

@@ -31,10 +31,10 @@ events = sa.Table(
     "events",
     metadata,
     sa.Column("run_id", sa.String(300), sa.ForeignKey("runs.run_id"), primary_key=True),
-    sa.Column("sequence", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("sequence", sa.BigInteger, primary_key=True, autoincrement=False),
     sa.Column("event_id", sa.String(128), nullable=False, unique=True),
     sa.Column("type", sa.String(120), nullable=False),
-    sa.Column("doc", sa.JSON, nullable=False),
+    sa.Column("doc", sa.Text, nullable=False),  # the event's JSON text, as it was written
 )
 
 trial_results = sa.Table(
@@ -42,7 +42,7 @@ trial_results = sa.Table(
     metadata,
     sa.Column("run_id", sa.String(300), sa.ForeignKey("runs.run_id"), primary_key=True),
     sa.Column("task_id", sa.String(200), primary_key=True),
-    sa.Column("trial", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("trial", sa.BigInteger, primary_key=True, autoincrement=False),
     sa.Column("invocation_id", sa.String(128), nullable=False),
     sa.Column("data", sa.JSON, nullable=False),
 )

@@ -6,6 +6,7 @@ transaction, so a run killed at any moment keeps every finished trial and nothin
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -19,9 +20,10 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy.engine import Connection, Engine
 
+from .. import jsontext
 from ..clock import utc_stamp
 from ..core import OpenwopEvalError
-from .records import RunRecord, RunStatus
+from .records import EventRow, RunRecord, RunStatus
 from .schema import events, runs, trial_results
 
 
@@ -38,12 +40,24 @@ def default_url() -> str:
     return f"sqlite:///{base / 'openwop-eval' / 'store.sqlite'}"
 
 
+def _decode(text: str) -> Any:
+    """Stored JSON: fast and strict, with the standard reader for rows an older version
+    wrote (it accepted integers beyond 64 bits)."""
+    try:
+        return jsontext.loads(text)
+    except ValueError:
+        return json.loads(text)
+
+
+_CODEC: dict[str, Any] = {"json_serializer": jsontext.dumps, "json_deserializer": _decode}
+
+
 def _engine(url: str) -> Engine:
     if url.startswith("sqlite"):
         path = sa.engine.make_url(url).database
         if path and path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-        engine = sa.create_engine(url, connect_args={"timeout": 30})
+        engine = sa.create_engine(url, connect_args={"timeout": 30}, **_CODEC)
 
         @sa.event.listens_for(engine, "connect")
         def _pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -56,7 +70,7 @@ def _engine(url: str) -> Engine:
         return engine
     if url.startswith("postgresql://"):
         url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
-    return sa.create_engine(url, pool_pre_ping=True)
+    return sa.create_engine(url, pool_pre_ping=True, **_CODEC)
 
 
 class Store:
@@ -93,7 +107,9 @@ class Store:
 
     # --- runs ---------------------------------------------------------------------------
 
-    def create_run(self, run: RunRecord, opening: Sequence[dict[str, Any]] = ()) -> RunRecord:
+    def create_run(
+        self, run: RunRecord, opening: Sequence[dict[str, Any] | EventRow] = ()
+    ) -> RunRecord:
         """Insert the run and its first events in one transaction."""
         stamp = utc_stamp()
         row = {**_row(run), "created_at": stamp, "updated_at": stamp}
@@ -172,42 +188,58 @@ class Store:
     def append(
         self,
         run_id: str,
-        docs: Sequence[dict[str, Any]],
+        docs: Sequence[dict[str, Any] | EventRow],
         trials: Sequence[tuple[str, int, str, dict[str, Any]]] = (),
     ) -> None:
-        """Append events, and the diagnostics of the trials they finish, in one transaction.
+        """Append events (documents, or rows already encoded), and the diagnostics of the
+        trials they finish, in one transaction.
 
         A trial's diagnostics are written once, with the events that mark it done.
         """
         with self.transaction() as tx:
             _insert_events(tx, run_id, docs)
             if trials:
-                tx.execute(
-                    trial_results.insert(),
-                    [
-                        {
-                            "run_id": run_id,
-                            "task_id": task_id,
-                            "trial": index,
-                            "invocation_id": invocation_id,
-                            "data": data,
-                        }
-                        for task_id, index, invocation_id, data in trials
-                    ],
+                mark = _mark(tx)
+                json = mark if mark == "?" else f"CAST({mark} AS JSON)"
+                tx.exec_driver_sql(
+                    "INSERT INTO trial_results (run_id, task_id, trial, invocation_id, data)"
+                    f" VALUES ({mark}, {mark}, {mark}, {mark}, {json})",
+                    [(run_id, t, i, inv, jsontext.dumps(data)) for t, i, inv, data in trials],
                 )
 
     def events(
         self, run_id: str, after: int = -1, limit: int | None = None
     ) -> list[dict[str, Any]]:
+        return [_decode(row.text) for row in self.event_rows(run_id, after, limit)]
+
+    def event_rows(self, run_id: str, after: int = -1, limit: int | None = None) -> list[EventRow]:
+        """Events after sequence ``after`` in order, as stored: their JSON text undecoded
+        (an event stream sends it as it is)."""
         query = (
-            sa.select(events.c.doc)
+            sa.select(events.c.sequence, events.c.event_id, events.c.type, events.c.doc)
             .where((events.c.run_id == run_id) & (events.c.sequence > after))
             .order_by(events.c.sequence)
         )
         if limit is not None:
             query = query.limit(limit)
         with self.transaction() as tx:
-            return [row[0] for row in tx.execute(query)]
+            return [EventRow(*row) for row in tx.execute(query)]
+
+    def iter_events(
+        self, run_id: str, after: int = -1, page: int = 2000
+    ) -> Iterator[dict[str, Any]]:
+        """Every event after ``after``, in order, decoded (see :meth:`iter_event_rows`)."""
+        return (_decode(row.text) for row in self.iter_event_rows(run_id, after, page))
+
+    def iter_event_rows(self, run_id: str, after: int = -1, page: int = 2000) -> Iterator[EventRow]:
+        """Every event after ``after``, in order, a page at a time: memory stays at one page
+        however long the run, and no transaction is held between pages."""
+        while True:
+            rows = self.event_rows(run_id, after, page)
+            yield from rows
+            if len(rows) < page:
+                return
+            after = rows[-1].sequence
 
     def last_sequence(self, run_id: str) -> int:
         query = sa.select(sa.func.max(events.c.sequence)).where(events.c.run_id == run_id)
@@ -225,21 +257,23 @@ class Store:
         }
 
 
-def _insert_events(tx: Connection, run_id: str, docs: Sequence[dict[str, Any]]) -> None:
-    if docs:
-        tx.execute(
-            events.insert(),
-            [
-                {
-                    "run_id": run_id,
-                    "sequence": d["sequence"],
-                    "event_id": d["eventId"],
-                    "type": d["type"],
-                    "doc": d,
-                }
-                for d in docs
-            ],
-        )
+def _mark(tx: Connection) -> str:
+    """The driver's positional parameter: the hottest statements go to it directly, past
+    the expression layer's per-row processing (a run of 100,000 trials inserts 1,000,000
+    event rows)."""
+    return "?" if tx.dialect.paramstyle == "qmark" else "%s"
+
+
+def _insert_events(tx: Connection, run_id: str, docs: Sequence[dict[str, Any] | EventRow]) -> None:
+    if not docs:
+        return
+    rows = [d if isinstance(d, EventRow) else EventRow.of(d) for d in docs]
+    mark = _mark(tx)
+    statement = (
+        "INSERT INTO events (run_id, sequence, event_id, type, doc)"
+        f" VALUES ({mark}, {mark}, {mark}, {mark}, {mark})"
+    )
+    tx.exec_driver_sql(statement, [(run_id, *row) for row in rows])
 
 
 _ALL = tuple(runs.c)
