@@ -3,18 +3,26 @@
     python bench/host_bench.py [--database sqlite|postgres] [--json out.json]
 
 1. EvalSummary reads: an open-loop load GETs the eval-summary of a few completed
-   conformance runs at ``--rate`` (200/s) for ``--seconds`` (15), then ``--headroom-rate``
-   (500/s; 0 skips it). Request i is due at start + i/rate, however slow earlier answers
-   are, and its latency counts from then. ``--generators`` processes share the schedule,
-   each sending over ``--connections`` keep-alive connections of one httpx pool.
+   conformance runs at ``--rate`` (200 req/s), then at each of ``--headroom-rate``
+   (1000,2000; 0 skips them), for ``--seconds`` (15) each.
+   Request i is due at start + i/rate, however slow earlier answers are, and its latency
+   counts from then (no coordinated omission). ``--generators`` (2) processes share the
+   schedule, each over ``--connections`` (16) keep-alive connections: ``host_load.py``, raw
+   asyncio sockets on uvloop — no client library, so the generators use a few % of a core
+   and leave the other core to the host (httpx could not offer 1,000 req/s here).
 2. SSE fan-out: a generated suite (``--tasks`` x ``--trials``, 3 fixture tool calls each),
-   run by a scripted agent once alone (baseline duration) and once with ``--subscribers``
-   streams reading its events from sequence 0 while it runs (live), then again once done
-   (replay). Each stream must deliver every sequence 0..last exactly once, else exit 1.
+   run by a scripted agent alone, then with ``--subscribers`` streams reading its events
+   from sequence 0 while it runs (live) — ``--pairs`` (5) times, interleaved, medians
+   reported, in seconds by the host's clock and in host CPU seconds — then read again once
+   done (replay). The streams are raw sockets too (``host_load.subscribe``). Each must
+   deliver every sequence 0..last exactly once, else exit 1.
 
 The host also serves the conformance suites and mock agent, as its development default
 does. ``--database postgres`` creates a scratch database via ``--pg-admin`` and drops it
 afterwards. CPU is % of one core; ``box%`` counts every process on the machine.
+``--part summary|sse`` runs one half; ``--log-level info`` turns the host's access log on;
+``--py-spy OUT`` samples the host with py-spy (``pip install py-spy``) from start to end.
+Nothing to install beyond the project (``pip install -e '.[test]'``): uvloop is a dependency.
 """
 
 from __future__ import annotations
@@ -24,18 +32,17 @@ import asyncio
 import collections
 import contextlib
 import json
-import math
 import multiprocessing
 import os
 import platform
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
 from datetime import datetime
 from importlib import resources
 from pathlib import Path
@@ -44,12 +51,14 @@ from typing import Any
 import httpx
 from openwop_client.wire_id import project_id
 
+import host_load
+
 AUTH = {"Authorization": "Bearer dev-key"}
 MOCK = "core.conformance.mock-agent"
 GATES = [f"core.conformance.evals.trajectory-gate{m}@1.0.0" for m in ("", "-mean")]
 AGENT, SUITE = "bench.host.scripted-agent", "bench.host.evals.fanout@1.0.0"
 TOOLS = ("crm:lookup-order", "crm:get-customer", "payments:refund")
-TERMINAL = {b"run.completed", b"run.failed", b"run.cancelled"}
+TERMINAL = {"run.completed", "run.failed", "run.cancelled"}
 PER_SUBSCRIBER = [("min", 0), ("p50", 50), ("max", 100)]
 
 
@@ -99,15 +108,23 @@ def cpu_seconds(pid: int | None) -> float:
 class Host:
     """The host process on a free loopback port; ``stop`` ends it whatever happened."""
 
-    def __init__(self, config: Path, database: str, log: Path) -> None:
+    def __init__(self, config: Path, database: str, log: Path, level: str = "warning") -> None:
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))
             port = str(sock.getsockname()[1])
-        self.base, self.log = f"http://127.0.0.1:{port}", log
+        self.port, self.base, self.log = int(port), f"http://127.0.0.1:{port}", log
         command = [sys.executable, "-m", "openwop_eval", "serve", "--config", str(config)]
-        command += ["--port", port, "--database", database, "--log-level", "warning"]
+        command += ["--port", port, "--database", database, "--log-level", level]
         with open(log, "wb") as out:  # its own session: Ctrl-C reaches us, and we stop it
             self.proc = subprocess.Popen(command, stdout=out, stderr=out, start_new_session=True)
+        self.profiler: subprocess.Popen[bytes] | None = None
+
+    def profile(self, out: Path) -> None:
+        """Sample the host with py-spy (``pip install py-spy``) until ``stop``: collapsed
+        stacks, one line each, for flamegraph tools or ``sort | head``."""
+        command = ["py-spy", "record", "--pid", str(self.proc.pid), "--format", "raw"]
+        command += ["--rate", "250", "--nonblocking", "--output", str(out)]
+        self.profiler = subprocess.Popen(command, stdout=subprocess.DEVNULL)
 
     def wait_ready(self, timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
@@ -120,6 +137,9 @@ class Host:
         raise RuntimeError(f"the host did not answer discovery ({self.proc.poll()}):\n{log}")
 
     def stop(self) -> None:
+        if self.profiler is not None:  # SIGINT: py-spy writes its output, then exits
+            self.profiler.send_signal(signal.SIGINT)
+            self.profiler.wait(30)
         self.proc.terminate()  # a no-op once it has exited
         try:
             self.proc.wait(20)
@@ -169,69 +189,16 @@ async def took(client: httpx.AsyncClient, projected: str) -> float:
     return round((end - start).total_seconds(), 3)
 
 
-def percentile(ordered: list[float], p: float) -> float:
-    """Nearest-rank percentile of a sorted list."""
-    return ordered[max(0, min(len(ordered), math.ceil(len(ordered) * p / 100)) - 1)]
-
-
-def generate(base: str, urls: list[str], due: list[float], at: float, conns: int) -> dict[str, Any]:
-    """One generator process: GET ``urls[i]`` at wall-clock time ``at + due[i]``."""
-    return asyncio.run(_generate(base, urls, due, at, conns))
-
-
-async def _generate(
-    base: str, urls: list[str], due: list[float], at: float, conns: int
-) -> dict[str, Any]:
-    """The clock queues each request when due and ``conns`` connections take them, so a
-    backlog waits on our queue (in its latency), not in httpx's pool, which slows with size."""
-    limits = httpx.Limits(max_connections=conns, max_keepalive_connections=conns)
-    out: dict[str, Any] = {"latencies": [], "errors": collections.Counter(), "lag": 0, "done": 0}
-    queue: asyncio.Queue[tuple[str, float] | None] = asyncio.Queue()
-    async with httpx.AsyncClient(base_url=base, headers=AUTH, limits=limits, timeout=10) as client:
-
-        async def sender() -> None:
-            with contextlib.suppress(httpx.HTTPError):  # connect before the clock starts
-                await client.get(urls[0])
-            while (item := await queue.get()) is not None:
-                try:
-                    answer = await client.get(item[0])
-                    reason = "" if answer.status_code == 200 else f"HTTP {answer.status_code}"
-                except httpx.HTTPError as exc:
-                    reason = type(exc).__name__
-                out["done"] = time.perf_counter() - start
-                if reason:
-                    out["errors"][reason] += 1
-                else:
-                    out["latencies"].append((time.perf_counter() - item[1]) * 1000)
-
-        start = time.perf_counter() + (at - time.time())
-        senders = [asyncio.create_task(sender()) for _ in range(conns)]
-        await asyncio.sleep(start - time.perf_counter())
-        cpu = time.process_time()
-        for url, offset in zip(urls, due, strict=True):
-            when = start + offset
-            if when > time.perf_counter():
-                await asyncio.sleep(when - time.perf_counter())
-            out["lag"] = max(out["lag"], time.perf_counter() - when)
-            queue.put_nowait((url, when))
-        out["sent"] = time.perf_counter() - start
-        for _ in senders:
-            queue.put_nowait(None)
-        await asyncio.gather(*senders)
-        out["cpu"] = time.process_time() - cpu
-    return out
-
-
 async def summary_load(
     host: Host, pool: ProcessPoolExecutor, runs: list[str], rate: float, args: argparse.Namespace
 ) -> dict[str, Any]:
     total = max(1, round(rate * args.seconds))
     n = min(total, args.generators)
-    urls = [f"/runs/{runs[i % len(runs)]}/eval-summary" for i in range(total)]
+    paths = [f"/runs/{runs[i % len(runs)]}/eval-summary" for i in range(total)]
     due = [i / rate for i in range(total)]
     at, loop = time.time() + 0.5, asyncio.get_running_loop()
-    shares = [(host.base, urls[k::n], due[k::n], at, args.connections) for k in range(n)]
-    jobs = [loop.run_in_executor(pool, generate, *share) for share in shares]
+    shares = [(host.port, AUTH, paths[k::n], due[k::n], at, args.connections) for k in range(n)]
+    jobs = [loop.run_in_executor(pool, host_load.generate, *share) for share in shares]
     await asyncio.sleep(at - time.time())
     meter = Meter(host)  # from the first due time to the last answer
     parts = await asyncio.gather(*jobs)
@@ -242,91 +209,87 @@ async def summary_load(
     out["sentPerSecond"] = round(total / max(p["sent"] for p in parts), 1)
     out["completedPerSecond"] = round(len(ordered) / max(p["done"] for p in parts), 1)
     for name, q in [("p50Ms", 50), ("p90Ms", 90), ("p99Ms", 99), ("maxMs", 100)]:
-        out[name] = round(percentile(ordered, q), 2) if ordered else None
+        out[name] = round(host_load.percentile(ordered, q), 2) if ordered else None
     out |= {"errors": sum(errors.values()), "errorKinds": dict(errors)}
     out["maxSendLagMs"] = round(1000 * max(p["lag"] for p in parts), 2)
     return out | {k: v for k, v in usage.items() if k != "wall"}
 
 
-@dataclass
-class Stream:
-    sequences: list[int] = field(default_factory=list)
-    terminal: bool = False
-    seconds: float = 0.0
-    error: str | None = None
-
-
-async def subscribe(client: httpx.AsyncClient, projected: str, start: float) -> Stream:
-    """Read the run's SSE stream from the start, keeping each frame's ``id:``."""
-    out, buffer = Stream(), b""
-    try:
-        async with client.stream("GET", f"/runs/{projected}/events") as answer:
-            if answer.status_code != 200:
-                out.error = f"HTTP {answer.status_code}"
-            async for chunk in answer.aiter_bytes():
-                *frames, buffer = (buffer + chunk.replace(b"\r\n", b"\n")).split(b"\n\n")
-                for frame in frames:
-                    fields = dict(line.partition(b":")[::2] for line in frame.split(b"\n"))
-                    if b"id" in fields:
-                        out.sequences.append(int(fields[b"id"]))
-                        out.terminal = fields.get(b"event", b"").strip() in TERMINAL
-    except (httpx.HTTPError, ValueError) as exc:
-        out.error = f"{type(exc).__name__}: {exc}"
-    out.seconds = time.perf_counter() - start
-    return out
-
-
 async def fanout(host: Host, projected: str, subscribers: int) -> dict[str, Any]:
-    """``subscribers`` concurrent streams from sequence 0: events/s and exactly-once."""
-    limits = httpx.Limits(max_connections=subscribers + 4)
-    async with httpx.AsyncClient(base_url=host.base, headers=AUTH, limits=limits, timeout=120) as c:
-        meter = Meter(host)
-        streams = await asyncio.gather(
-            *(subscribe(c, projected, meter.start) for _ in range(subscribers))
-        )
-        usage = meter.read()
-        after = max((s.sequences[-1] for s in streams if s.sequences), default=-1)
-        query = {"afterSequence": after, "timeout": 0}  # nothing after it: lastSequence is the end
+    """``subscribers`` concurrent streams from sequence 0 (host_load.subscribe: raw sockets,
+    so reading 200,000 frames costs the client little): events/s and exactly-once."""
+    meter = Meter(host)
+    path = f"/runs/{projected}/events"
+    streams = await host_load.subscribe(host.port, AUTH, path, subscribers, timeout=300)
+    usage = meter.read()
+    after = max((s["sequences"][-1] for s in streams if s["sequences"]), default=-1)
+    query = {"afterSequence": after, "timeout": 0}  # nothing after it: lastSequence is the end
+    async with httpx.AsyncClient(base_url=host.base, headers=AUTH, timeout=30) as c:
         poll = await c.get(f"/runs/{projected}/events/poll", params=query)
-        expected = list(range(poll.json()["lastSequence"] + 1))
+    expected = list(range(poll.json()["lastSequence"] + 1))
     problems = []
     for n, stream in enumerate(streams):
-        if stream.error or stream.sequences != expected or not stream.terminal:
-            got, error = stream.sequences, stream.error or "closed"
+        got, terminal = stream["sequences"], stream["lastEvent"] in TERMINAL
+        if stream["error"] or got != expected or not terminal:
             missing, extra = len(set(expected) - set(got)), len(got) - len(set(got))
             problems.append(
-                f"subscriber {n}: {error}; {missing} missing, {extra} duplicated, in order:"
-                f" {got == sorted(got)}, last event terminal: {stream.terminal}"
+                f"subscriber {n}: {stream['error'] or 'closed'}; {missing} missing, {extra}"
+                f" duplicated, in order: {got == sorted(got)}, last event terminal: {terminal}"
             )
-    delivered, wall = sum(len(s.sequences) for s in streams), usage.pop("wall")
-    per = sorted(len(s.sequences) / s.seconds for s in streams)
+    delivered, wall = sum(len(s["sequences"]) for s in streams), usage.pop("wall")
+    per = sorted(len(s["sequences"]) / s["seconds"] for s in streams)
     out: dict[str, Any] = {"subscribers": subscribers, "eventsInLog": len(expected)}
     out["eventsDelivered"] = delivered
     out |= {"seconds": round(wall, 3), "eventsPerSecond": round(delivered / wall, 1)}
-    out["perSubscriber"] = {k: round(percentile(per, q), 1) for k, q in PER_SUBSCRIBER}
+    out["perSubscriber"] = {k: round(host_load.percentile(per, q), 1) for k, q in PER_SUBSCRIBER}
+    out["chunksPerSubscriber"] = round(statistics.mean(s["chunks"] for s in streams), 1)
     return out | {"exactlyOnce": not problems, "problems": problems, **usage}
 
 
 async def measure(host: Host, args: argparse.Namespace) -> dict[str, Any]:
-    results: dict[str, Any] = {}
+    results: dict[str, Any] = {"evalSummary": []}
     async with httpx.AsyncClient(base_url=host.base, headers=AUTH, timeout=30) as client:
-        runs = [await create_run(client, GATES[i % 2], MOCK) for i in range(args.summary_runs)]
-        for run in runs:
-            await wait_summary(client, run)
-        rates = [args.rate] + ([args.headroom_rate] if args.headroom_rate > 0 else [])
-        spawn = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(args.generators, mp_context=spawn) as pool:
-            list(pool.map(time.sleep, [0.5] * args.generators))  # start every process first
-            results["evalSummary"] = [await summary_load(host, pool, runs, r, args) for r in rates]
+        if args.part in ("all", "summary"):
+            runs = [await create_run(client, GATES[i % 2], MOCK) for i in range(args.summary_runs)]
+            for run in runs:
+                await wait_summary(client, run)
+            more = [float(r) for r in args.headroom_rate.split(",")]
+            rates = [args.rate, *(r for r in more if r > 0)]
+            spawn = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(args.generators, mp_context=spawn) as pool:
+                list(pool.map(time.sleep, [0.5] * args.generators))  # start every process first
+                for rate in rates:
+                    results["evalSummary"].append(await summary_load(host, pool, runs, rate, args))
+        if args.part in ("all", "sse"):
+            results |= await streams(host, client, args)
+    return results
+
+
+async def streams(
+    host: Host, client: httpx.AsyncClient, args: argparse.Namespace
+) -> dict[str, Any]:
+    """``--pairs`` runs alone then with live subscribers, interleaved (the medians resist a
+    busy machine); each run's host CPU seconds too, which other processes do not inflate."""
+    pairs: list[dict[str, float]] = []
+    for _ in range(args.pairs):
+        cpu = cpu_seconds(host.proc.pid)
         alone = await create_run(client, SUITE, AGENT)
         await wait_summary(client, alone)
+        cpu, alone_cpu = cpu_seconds(host.proc.pid), cpu_seconds(host.proc.pid) - cpu
         run = await create_run(client, SUITE, AGENT)
-        results["sseLive"] = await fanout(host, run, args.subscribers)
+        live = await fanout(host, run, args.subscribers)
         await wait_summary(client, run)
-        results["runSeconds"] = {"alone": await took(client, alone)}
-        results["runSeconds"]["withLiveSubscribers"] = await took(client, run)
-        results["sseReplay"] = await fanout(host, run, args.subscribers)
-    return results
+        pairs.append({"alone": await took(client, alone), "live": await took(client, run)})
+        pairs[-1] |= {"aloneCpu": round(alone_cpu, 3)}
+        pairs[-1] |= {"liveCpu": round(cpu_seconds(host.proc.pid) - cpu, 3)}
+        if not live["exactlyOnce"]:
+            break  # reported below: the live stream that failed
+    seconds = {k: statistics.median(p[k] for p in pairs) for k in pairs[0]}
+    out: dict[str, Any] = {"sseLive": live, "runPairs": pairs}
+    out["runSeconds"] = {"alone": seconds["alone"], "withLiveSubscribers": seconds["live"]}
+    out["runCpuSeconds"] = {"alone": seconds["aloneCpu"], "withLiveSubscribers": seconds["liveCpu"]}
+    out["sseReplay"] = await fanout(host, run, args.subscribers)
+    return out
 
 
 def scratch_database(admin: str, name: str, create: bool) -> bool:
@@ -349,6 +312,7 @@ SUMMARY_COLUMNS += [(f"p{q} ms", f"p{q}Ms") for q in (50, 90, 99)] + [("max ms",
 SUMMARY_COLUMNS += [("errors", "errors"), *USAGE]
 SSE_COLUMNS = [("subs", "subscribers"), ("events", "eventsDelivered"), ("s", "seconds")]
 SSE_COLUMNS += [("events/s", "eventsPerSecond"), ("per sub min/p50/max", "perSubscriber")]
+SSE_COLUMNS += [("writes/sub", "chunksPerSubscriber")]
 SSE_COLUMNS += [("once", "exactlyOnce"), *USAGE]
 
 
@@ -366,10 +330,15 @@ def table(rows: list[tuple[str, dict[str, Any]]], columns: list[tuple[str, str]]
 def report(r: dict[str, Any]) -> None:
     print(f"\nhost on {r['database']}, {r['cpus']} CPUs, Python {r['python']}; CPU % of one core")
     table([(f"summary {s['offeredRate']:g}/s", s) for s in r["evalSummary"]], SUMMARY_COLUMNS)
+    if "sseLive" not in r:
+        return
     table([("SSE live", r["sseLive"]), ("SSE replay", r["sseReplay"])], SSE_COLUMNS)
-    took, live = r["runSeconds"], r["sseLive"]
-    print(f"the {live['eventsInLog']}-event run took {took['alone']} s alone and", end=" ")
-    print(f"{took['withLiveSubscribers']} s with {live['subscribers']} live subscribers")
+    live, n = r["sseLive"], len(r["runPairs"])
+    for name, unit in [("runSeconds", "s"), ("runCpuSeconds", "host CPU s")]:
+        alone, with_live = r[name]["alone"], r[name]["withLiveSubscribers"]
+        print(f"the {live['eventsInLog']}-event run, median of {n}: {alone} {unit} alone,", end=" ")
+        print(f"{with_live} {unit} with {live['subscribers']} live subscribers", end=" ")
+        print(f"({with_live / max(alone, 1e-9):.2f}x)")
     for problem in r["sseLive"]["problems"] + r["sseReplay"]["problems"]:
         print(f"  {problem}")
 
@@ -378,13 +347,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--database", choices=["sqlite", "postgres"], default="sqlite")
     parser.add_argument("--pg-admin", default="postgresql://postgres@127.0.0.1:5432/postgres")
-    for name, default in [("rate", 200.0), ("headroom-rate", 500.0), ("seconds", 15.0)]:
-        parser.add_argument(f"--{name}", type=float, default=default)
-    for name, number in [("generators", 1), ("connections", 8), ("summary-runs", 4)]:
+    parser.add_argument("--rate", type=float, default=200.0, help="offered req/s, first")
+    parser.add_argument("--headroom-rate", default="1000,2000", help="then these; 0: none")
+    parser.add_argument("--seconds", type=float, default=15.0)
+    for name, number in [("generators", 2), ("connections", 16), ("summary-runs", 4)]:
         parser.add_argument(f"--{name}", type=int, default=number)
-    for name, number in [("subscribers", 20), ("tasks", 200), ("trials", 5)]:
+    for name, number in [("subscribers", 20), ("tasks", 200), ("trials", 5), ("pairs", 5)]:
         parser.add_argument(f"--{name}", type=int, default=number)
+    parser.add_argument("--part", choices=["all", "summary", "sse"], default="all")
+    parser.add_argument("--log-level", default="warning", help="the host's (info: access log)")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--py-spy", type=Path, metavar="OUT", help="profile the host to OUT")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwinds through the cleanup
     results: dict[str, Any] = {"database": args.database, "python": sys.version.split()[0]}
@@ -400,9 +373,11 @@ def main() -> int:
             if args.database == "postgres":
                 created = scratch_database(args.pg_admin, scratch, create=True)
                 url = f"{args.pg_admin.rsplit('/', 1)[0]}/{scratch}"
-            host = Host(config, url, Path(tmp) / "host.log")
+            host = Host(config, url, Path(tmp) / "host.log", args.log_level)
             host.wait_ready()
-            results.update(asyncio.run(measure(host, args)))
+            if args.py_spy is not None:
+                host.profile(args.py_spy)
+            results.update(host_load.run(measure(host, args)))
         except KeyboardInterrupt:
             print("interrupted", file=sys.stderr)
             return 130
@@ -417,7 +392,8 @@ def main() -> int:
     report(results)
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=2, default=str) + "\n", "utf-8")
-    return 0 if results["sseLive"]["exactlyOnce"] and results["sseReplay"]["exactlyOnce"] else 1
+    streams = [results[k] for k in ("sseLive", "sseReplay") if k in results]
+    return 0 if all(s["exactlyOnce"] for s in streams) else 1
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from openwop_eval.agents import resolve_agent
 from openwop_eval.runner import RunOptions, RunRequest, RunService
 from openwop_eval.server import stream
 from openwop_eval.server.manager import HOST_AGENT
-from openwop_eval.store import Store, schema
+from openwop_eval.store import EventRow, Store, schema
 from openwop_eval.suitefile import load_suite
 from tests.hosts import Host, api, wait_for
 from tests.server.inprocess import (
@@ -411,13 +411,13 @@ def test_every_subscriber_gets_every_event_once_from_one_read_of_the_store(
     run_id = fresh_app.run_to_end(GATE_SUITE, MOCK)
     url = f"/runs/{project_id(run_id)}/events"
     reads: list[int] = []
-    real = fresh_app.store.events
+    real = fresh_app.store.event_rows
 
-    def counted(*args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+    def counted(*args: Any, **kwargs: Any) -> list[EventRow]:
         reads.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(fresh_app.store, "events", counted)
+    monkeypatch.setattr(fresh_app.store, "event_rows", counted)
     streams = []
     with fresh_app.client() as c:
         for _ in range(5):
@@ -426,3 +426,16 @@ def test_every_subscriber_gets_every_event_once_from_one_read_of_the_store(
     expected = list(range(len(real(run_id))))
     assert all(seen == expected for seen in streams)  # each event once, in order
     assert len(reads) == 1  # one page, read once, for all five subscribers
+
+
+def test_a_stream_ends_once_the_run_has_stored_its_end(fresh_app: AppHost) -> None:
+    """A client that has seen the terminal event reads the run's summary at once: the
+    stream sends that event only after the run has stored its status and summary."""
+    with fresh_app.client() as c:
+        for _ in range(5):
+            run_id = fresh_app.start({"mode": "eval", "evalSuiteRef": GATE_SUITE, "agentId": MOCK})
+            path = f"/runs/{project_id(run_id)}"
+            with c.stream("GET", f"{path}/events") as response:
+                assert [e["type"] for e in frames(response)][-1] == "run.completed"
+            assert c.get(f"{path}/eval-summary").status_code == 200
+            assert c.get(path).json()["status"] == "completed"

@@ -11,7 +11,7 @@ from starlette.responses import JSONResponse
 
 from ..deployments import Deployment, Transition
 from ..store import RunRecord
-from .auth import require
+from .auth import Principal, require
 from .catalog import HostAgent
 from .deploy import (
     active_version,
@@ -76,14 +76,16 @@ async def list_deployments(request: Request) -> JSONResponse:
     who = principal(request)
     require(who, "agents:read")
     agent = _agent(request)
-    records = host(request).host_store.deployments(who.tenant, agent.agent_id)
+    store = host(request).host_store
+    records = await asyncio.to_thread(store.deployments, who.tenant, agent.agent_id)
     return respond(200, [r.wire() for r in records])
 
 
-async def _no_regression(
+def _no_regression(
     state: HostState, records: list[Deployment], step: Transition, run: RunRecord | None
 ) -> None:
-    """``require_no_regression``: compared off the event loop (a bootstrap is CPU work)."""
+    """``require_no_regression`` (in the transition's worker thread: a bootstrap is CPU
+    work)."""
     policy = state.config.deployment
     active = active_version(records, step.version)
     if not policy.require_no_regression or active is None or run is None:
@@ -91,7 +93,7 @@ async def _no_regression(
     baseline = state.store.get_run(active.eval_run_id) if active.eval_run_id else None
     if baseline is not None and baseline.tenant != run.tenant:
         baseline = None
-    refused = await asyncio.to_thread(regression_refusal, run, baseline, active, policy)
+    refused = regression_refusal(run, baseline, active, policy)
     if refused is not None:
         raise gate_error(run.run_id, *refused)
 
@@ -104,25 +106,33 @@ async def transition(request: Request) -> JSONResponse:
     state = host(request)
 
     async def handler() -> tuple[int, Any]:
-        records = state.host_store.deployments(who.tenant, agent.agent_id)
-        step = transition_of(body, state.config.deployment)
-        planned = plan_transition(records, step, who.tenant, agent.agent_id)
-        if gated(step, planned, state.config.deployment):
-            run = state.store.get_run(step.eval_run_id) if step.eval_run_id else None
-            reason = (
-                "no evalRunId was given"
-                if step.eval_run_id is None
-                else gate_refusal(run, who.tenant, agent.agent_id, state.config.deployment)
-            )
-            if reason is not None:
-                raise gate_error(step.eval_run_id, reason)
-            await _no_regression(state, records, step, run)
-        state.host_store.save(planned.changes, planned.event)
-        saved = next(
-            r
-            for r in state.host_store.deployments(who.tenant, agent.agent_id)
-            if r.version == planned.target.version
-        )
-        return 200, saved.wire()
+        return 200, await asyncio.to_thread(_transition, state, who, agent, body)
 
     return await idempotent(request, who, f"deploy:{agent.agent_id}", body, handler)
+
+
+def _transition(
+    state: HostState, who: Principal, agent: HostAgent, body: dict[str, Any]
+) -> dict[str, Any]:
+    """Check the gate and record the transition; in a worker thread (it reads and writes
+    the store, and may bootstrap a comparison)."""
+    records = state.host_store.deployments(who.tenant, agent.agent_id)
+    step = transition_of(body, state.config.deployment)
+    planned = plan_transition(records, step, who.tenant, agent.agent_id)
+    if gated(step, planned, state.config.deployment):
+        run = state.store.get_run(step.eval_run_id) if step.eval_run_id else None
+        reason = (
+            "no evalRunId was given"
+            if step.eval_run_id is None
+            else gate_refusal(run, who.tenant, agent.agent_id, state.config.deployment)
+        )
+        if reason is not None:
+            raise gate_error(step.eval_run_id, reason)
+        _no_regression(state, records, step, run)
+    state.host_store.save(planned.changes, planned.event)
+    saved = next(
+        r
+        for r in state.host_store.deployments(who.tenant, agent.agent_id)
+        if r.version == planned.target.version
+    )
+    return saved.wire()

@@ -8,6 +8,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -34,7 +35,7 @@ from .errors import (
     handle_http_error,
     handle_unexpected,
 )
-from .feed import Feed
+from .feed import Feed, FeedingStore
 from .hub import Hub
 from .manager import RunManager
 from .report import run_report
@@ -125,8 +126,12 @@ class ProtocolMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        requested = headers.get("openwop-version")
+        raw_version, nul = None, False
+        for name, value in scope["headers"]:  # one pass; the last of repeats counts
+            nul = nul or b"\x00" in value
+            if name.lower() == b"openwop-version":
+                raw_version = value
+        requested = None if raw_version is None else raw_version.decode("latin-1")
         if requested is not None and requested.split(".")[0].strip() != "2":
             body = envelope(
                 "protocol_version_unsupported",
@@ -136,12 +141,7 @@ class ProtocolMiddleware:
             await _refuse(406, body, scope, receive, send)
             return
         query = scope.get("query_string") or b""
-        if (
-            "\x00" in scope["path"]
-            or b"\x00" in query
-            or b"%00" in query
-            or any(b"\x00" in value for _, value in scope["headers"])  # repeats included
-        ):
+        if nul or "\x00" in scope["path"] or b"\x00" in query or b"%00" in query:
             body = envelope("validation_error", "the request must not contain NUL (U+0000)")
             await _refuse(400, body, scope, receive, send)
             return
@@ -166,20 +166,14 @@ def create_app(config: HostConfig, store: Store | None = None) -> Starlette:
     store = store or Store(config.database)
     catalog = Catalog(config)
     hub = Hub()
-    state = HostState(
-        config,
-        store,
-        HostStore(store),
-        catalog,
-        hub,
-        RunManager(store, catalog, hub),
-        KeyRing(config),
-        Feed(store),
-    )
+    feed = Feed(store, hub)
+    manager = RunManager(FeedingStore(store, feed), catalog, hub)  # runs feed the streams
+    state = HostState(config, store, HostStore(store), catalog, hub, manager, KeyRing(config), feed)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        state.manager.recover()
+        await anyio.sleep(0)  # imports anyio's backend now, not in the first event stream
+        await state.manager.recover()
         try:
             yield
         finally:

@@ -34,7 +34,10 @@ class Principal:
 
 class KeyRing:
     def __init__(self, config: HostConfig) -> None:
-        self._keys = [(k.digest, k) for k in config.api_keys]
+        # each key's principal made once: a request only hashes its token and compares
+        self._keys = [
+            (k.digest, Principal(k.tenant, k.name, frozenset(k.scopes))) for k in config.api_keys
+        ]
 
     def authenticate(self, request: Request) -> Principal:
         header = request.headers.get("authorization", "")
@@ -44,9 +47,9 @@ class KeyRing:
                 401, "unauthenticated", "an API key is required: Authorization: Bearer <key>"
             )
         digest = hashlib.sha256(token.strip().encode()).hexdigest()
-        for known, key in self._keys:
+        for known, principal in self._keys:
             if hmac.compare_digest(known, digest):
-                return Principal(key.tenant, key.name, frozenset(key.scopes))
+                return principal
         raise ApiError(401, "unauthenticated", "the API key is not valid")
 
 

@@ -15,7 +15,7 @@ from starlette.responses import JSONResponse
 
 from ..core import SuiteError
 from ..log.rundiff import DiffSide, run_diff
-from ..store import RunRecord
+from ..store import RunRecord, Store
 from ..suitefile import parse_suite
 from .auth import Principal, require
 from .errors import ApiError, not_found, validation
@@ -31,24 +31,24 @@ MAX_AGAINST_CHARS = 3 * MAX_RUN_ID_CHARS
 async def run_diff_route(request: Request) -> JSONResponse:
     who = principal(request)
     require(who, "runs:read")
-    path_run = own_run(request, who)
-    against = _against(request, who)
+    path_run = await own_run(request, who)
+    against = await _against(request, who)
     if path_run.mode != "eval" or against.mode != "eval":
         raise not_found("an eval run to diff")
-    store = host(request).store
+    # both logs are read, and the diff computed, in a worker thread
+    return respond(200, await asyncio.to_thread(_diff, host(request).store, path_run, against))
+
+
+def _diff(store: Store, path_run: RunRecord, against: RunRecord) -> dict[str, Any]:
     runs = [store.get_run(r.run_id) for r in (path_run, against)]  # now with their suites
     logs = [(run, store.events(run.run_id)) for run in runs if run is not None]
     if len(logs) != 2:
         raise not_found("the run")
-    return respond(200, await asyncio.to_thread(_diff, logs))
-
-
-def _diff(logs: list[tuple[RunRecord, list[dict[str, Any]]]]) -> dict[str, Any]:
     a, b = (_side(run, docs) for run, docs in logs)
     return run_diff(a, b)
 
 
-def _against(request: Request, who: Principal) -> RunRecord:
+async def _against(request: Request, who: Principal) -> RunRecord:
     """The ``against`` run, by the path's rules: another tenant's id is a 403 whatever
     follows its slash, an unknown one a 404; a missing or malformed one is a 400."""
     given = request.query_params.getlist("against")
@@ -64,7 +64,7 @@ def _against(request: Request, who: Principal) -> RunRecord:
         raise ApiError(403, "id_tenant_mismatch", "the against run id belongs to another tenant")
     if not is_run_id(run_id):  # the host mints no other: never send it to the store
         raise validation("against is not a run id of this host")
-    run = host(request).store.get_run(run_id, documents=False)
+    run = await asyncio.to_thread(host(request).store.get_run, run_id, False)
     if run is None:
         raise not_found("the against run")
     return run

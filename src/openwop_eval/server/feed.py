@@ -1,77 +1,218 @@
 """One reader per run for its event streams: each committed page is read from the store and
-formatted as Server-Sent Events frames once, then handed to every subscriber that asks for
-it — not one query and one JSON encoding per subscriber per event.
+formatted as Server-Sent Events once, then handed to every subscriber that asks for it — not
+one query, one encoding and one write's worth of copying per subscriber per event.
 
-Bounded: the newest ``MAX_FRAMES`` frames of the ``MAX_RUNS`` most recently followed runs.
-A subscriber further behind reads the store itself, one page at a time, through the same
-cache. Sequences are dense from 0, so "the frames after N" is a run of consecutive keys.
+The store keeps each event's JSON text as it was written, so a frame is that text with its
+``id:`` and ``event:`` lines, encoded once; consecutive frames are joined into one ``bytes``
+page, and subscribers at the same cursor share that page object (the common case: every
+live subscriber is at the log's end, woken by the same commit).
+
+The host's runs write through :class:`FeedingStore`: each committed page of a followed run
+is formatted in the committing thread and handed to the feed on the loop, before the
+commit's wake-up, so live subscribers find it in memory and the store is not read back. A
+subscriber at the end of the log costs no query until the run commits again: the feed
+remembers the hub's signal (hub.py) in force when it last saw the end of the log, and while
+that signal has not fired nothing new is there. ``recheck`` (after a quiet second) reads
+anyway, for what another process committed.
+
+Bounded: the newest ``MAX_FRAMES`` frames and ``MAX_PAGES`` joined pages of the
+``MAX_RUNS`` most recently followed runs. A subscriber further behind reads the store one
+page at a time, through the same page cache. Sequences are dense from 0, so "the frames
+after N" is a slice of the window.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
+import time
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
-from ..store import Store
+import orjson
 
-MAX_FRAMES: Final = 2000
+from ..log.names import RUN_CANCELLED, RUN_COMPLETED, RUN_FAILED
+from ..store import EventRow, Store
+from .hub import Hub
+
+MAX_FRAMES: Final = 4000
+MAX_PAGES: Final = 8
 MAX_RUNS: Final = 16
+REREAD_S: Final = 0.5
+"""A recheck reads the store only if no read of this run started in the last half second."""
+TERMINAL: Final = frozenset({RUN_COMPLETED, RUN_FAILED, RUN_CANCELLED})
+
+
+class Frames(NamedTuple):
+    """Consecutive events from sequence ``first``, each an encoded frame; ``end`` is the
+    sequence of the run's terminal event when they hold it."""
+
+    first: int
+    datas: list[bytes]
+    end: int | None
 
 
 @dataclass(frozen=True, slots=True)
-class Frame:
-    sequence: int
-    type: str
-    text: str
+class Page:
+    """Consecutive frames after sequence ``after``, as one write; it stops at the run's
+    terminal event (``ended``)."""
+
+    after: int
+    last: int
+    count: int
+    ended: bool
+    chunk: bytes
 
 
-def frame_of(doc: dict[str, Any]) -> Frame:
-    seq = doc["sequence"]
-    return Frame(seq, doc["type"], f"id: {seq}\nevent: {doc['type']}\ndata: {json.dumps(doc)}\n\n")
+def frame_of(row: EventRow) -> bytes:
+    text = row.text
+    if "\n" in text or "\r" in text:  # a line break would end the data line: re-encode
+        text = orjson.dumps(orjson.loads(text)).decode()
+    return f"id: {row.sequence}\nevent: {row.type}\ndata: {text}\n\n".encode()
+
+
+def frames_of(rows: Sequence[EventRow]) -> Frames | None:
+    """The rows' frames, or None unless their sequences are consecutive (as a run's are)."""
+    if not rows or rows[-1].sequence - rows[0].sequence != len(rows) - 1:
+        return None
+    end = next((r.sequence for r in rows if r.type in TERMINAL), None)
+    return Frames(rows[0].sequence, [frame_of(r) for r in rows], end)
 
 
 @dataclass
 class _Run:
-    frames: dict[int, Frame] = field(default_factory=dict)
+    # The window: the frames of sequences first..first+len-1, in a list, so a page is a
+    # slice and one join (no lookup per frame).
+    first: int = 0
+    datas: list[bytes] = field(default_factory=list)
+    terminal: int | None = None  # the terminal event's sequence, once in the window
+    pages: OrderedDict[int, Page] = field(default_factory=OrderedDict)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    end: int | None = None  # no event after this sequence while ``seen`` has not fired
+    seen: asyncio.Event | None = None
+    fed: bool = False  # the run's commits reach the feed (FeedingStore)
+    read_at: float = float("-inf")
 
-    def after(self, after: int, limit: int) -> list[Frame]:
-        out: list[Frame] = []
-        seq = after + 1
-        while len(out) < limit and seq in self.frames:
-            out.append(self.frames[seq])
-            seq += 1
-        return out
+    @property
+    def tail(self) -> int:
+        return self.first + len(self.datas) - 1
 
-    def keep(self, frames: list[Frame]) -> None:
-        for frame in frames:
-            self.frames[frame.sequence] = frame
-        if len(self.frames) > MAX_FRAMES:  # drop the oldest: late readers go to the store
-            for seq in sorted(self.frames)[: len(self.frames) - MAX_FRAMES]:
-                del self.frames[seq]
+    def page(self, after: int, limit: int) -> Page | None:
+        """The page after ``after`` from memory, if memory holds its first frame."""
+        cached = self.pages.get(after)
+        if cached is not None:  # a page is never wrong, only maybe short: the rest follows
+            self.pages.move_to_end(after)
+            return cached
+        i = after + 1 - self.first
+        if not 0 <= i < len(self.datas):
+            return None
+        j = min(len(self.datas), i + limit)
+        if self.terminal is not None:
+            j = min(j, self.terminal + 1 - self.first)
+        if j <= i:
+            return None  # nothing after the terminal event
+        last = self.first + j - 1
+        return self.join(after, self.datas[i:j], last, last == self.terminal)
+
+    def join(self, after: int, datas: list[bytes], last: int, ended: bool) -> Page:
+        page = Page(after, last, len(datas), ended, b"".join(datas))
+        self.pages[after] = page
+        self.pages.move_to_end(after)
+        while len(self.pages) > MAX_PAGES:
+            self.pages.popitem(last=False)
+        return page
+
+    def keep(self, frames: Frames) -> None:
+        """Add frames read from the store, or committed, to the window when they extend it
+        (frames behind the window are served as a page only)."""
+        tail, last = self.tail, frames.first + len(frames.datas) - 1
+        if last <= tail:
+            return
+        if frames.first > tail + 1 or not self.datas:  # a gap: start afresh
+            self.first, self.datas, self.terminal = frames.first, list(frames.datas), None
+        else:
+            self.datas += frames.datas[tail + 1 - frames.first :]
+        if frames.end is not None and frames.end > tail:
+            self.terminal = frames.end
+        excess = len(self.datas) - MAX_FRAMES
+        if excess > 0:  # drop the oldest: late readers go to the store
+            del self.datas[:excess]
+            self.first += excess
+
+    def at_end(self, after: int, signal: asyncio.Event | None) -> bool:
+        """Nothing after ``after`` is committed that the feed could know of: it is fed every
+        commit before the commit's wake-up (then its tail is the log's end), or it read the
+        store to its end under a signal that has not fired since."""
+        if self.fed:
+            return after >= self.tail
+        return (
+            self.end is not None
+            and after >= self.end
+            and signal is not None
+            and signal is self.seen
+            and not signal.is_set()
+        )
+
+    def read_to(self, last: int, seen: asyncio.Event) -> None:
+        """A read taken under ``seen`` found nothing after ``last``."""
+        if seen is self.seen and self.end is not None:
+            self.end = min(self.end, last)
+        else:
+            self.end, self.seen = last, seen
 
 
 class Feed:
-    def __init__(self, store: Store) -> None:
-        self._store = store
+    def __init__(self, store: Store, hub: Hub) -> None:
+        self._store, self._hub = store, hub
         self._runs: OrderedDict[str, _Run] = OrderedDict()
 
-    async def page(self, run_id: str, after: int, limit: int) -> tuple[list[Frame], bool]:
-        """The frames after sequence ``after`` (at most ``limit``), from memory when another
-        subscriber has read them already; and whether they were read from the store now (so
-        a short page means the reader has caught up with the log)."""
-        run = self._run(run_id)
-        async with run.lock:  # one reader at a time: the others find its page in memory
-            frames = run.after(after, limit)
-            if frames:
-                return frames, False
-            docs = await asyncio.to_thread(self._store.events, run_id, after, limit)
-            frames = [frame_of(doc) for doc in docs]
+    def committed(self, run_id: str, docs: Sequence[object]) -> None:
+        """A commit of the run's events (rows as the store wrote them), from any thread."""
+        if run_id not in self._runs:  # followed by nobody: nothing to do
+            return
+        rows = [d for d in docs if isinstance(d, EventRow)]
+        frames = frames_of(rows) if len(rows) == len(docs) else None  # documents: unencoded
+        if frames is not None:
+            self._hub.call(self._offer, run_id, frames)
+
+    def _offer(self, run_id: str, frames: Frames) -> None:
+        run = self._runs.get(run_id)
+        if run is not None:
             run.keep(frames)
-            return frames, True
+            run.fed = True  # every later commit comes here too, before its wake-up
+
+    async def page(self, run_id: str, after: int, limit: int, recheck: bool) -> Page | None:
+        """The frames after sequence ``after`` (at most ``limit``), from memory when another
+        subscriber has read them already; None when there are none yet."""
+        run = self._run(run_id)
+        page = run.page(after, limit)
+        if page is not None:
+            return page
+        async with run.lock:  # one reader at a time: the others find its page in memory
+            page = run.page(after, limit)
+            if page is not None:
+                return page
+            if run.at_end(after, self._hub.current(run_id)) and (
+                not recheck or time.monotonic() - run.read_at < REREAD_S
+            ):
+                return None
+            seen = self._hub.signal(run_id)  # before the read: a commit during it re-arms
+            run.read_at = time.monotonic()
+            rows = await asyncio.to_thread(self._store.event_rows, run_id, after, limit)
+            if len(rows) < limit:
+                run.read_to(rows[-1].sequence if rows else after, seen)
+            frames = frames_of(rows)
+            if frames is None:  # none, or a log with holes: sent as it is, not kept
+                if not rows:
+                    return None
+                cut = next((i for i, r in enumerate(rows) if r.type in TERMINAL), len(rows) - 1)
+                datas = [frame_of(r) for r in rows[: cut + 1]]
+                return run.join(after, datas, rows[cut].sequence, rows[cut].type in TERMINAL)
+            run.keep(frames)
+            n = len(rows) if frames.end is None else frames.end + 1 - frames.first
+            ended = frames.end is not None  # cut at the terminal event
+            return run.join(after, frames.datas[:n], rows[n - 1].sequence, ended)
 
     def _run(self, run_id: str) -> _Run:
         run = self._runs.get(run_id)
@@ -82,3 +223,23 @@ class Feed:
         else:
             self._runs.move_to_end(run_id)
         return run
+
+
+class FeedingStore(Store):
+    """The store as the host's runs see it: the same store (every attribute is the
+    wrapped one's), whose ``append`` also hands the committed events to the feed."""
+
+    def __init__(self, store: Store, feed: Feed) -> None:  # no second engine: delegates
+        self._wrapped, self._feed = store, feed
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._wrapped, name)
+
+    def append(
+        self,
+        run_id: str,
+        docs: Sequence[dict[str, Any] | EventRow],
+        trials: Sequence[tuple[str, int, str, dict[str, Any]]] = (),
+    ) -> None:
+        self._wrapped.append(run_id, docs, trials)
+        self._feed.committed(run_id, docs)

@@ -6,6 +6,7 @@ Projection (ids.schema.json): every UTF-8 byte outside ``[A-Za-z0-9._-]`` become
 
 from __future__ import annotations
 
+import functools
 import re
 from urllib.parse import unquote
 
@@ -17,6 +18,7 @@ __all__ = ["project", "unproject"]
 _ESCAPE = re.compile(r"~([0-9A-Fa-f]{2})")
 
 
+@functools.lru_cache(maxsize=4096)  # clients read the same few runs again and again
 def unproject(segment: str) -> str:
     """The run id a path segment projects; a bad escape or non-UTF-8 bytes are a 400."""
     text = unquote(segment)

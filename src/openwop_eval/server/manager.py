@@ -47,7 +47,7 @@ class RunManager:
         config = agent.config
         return RunOptions(concurrency=config.concurrency, timeout_s=config.timeout_s, tenant=tenant)
 
-    def start(
+    def prepare(
         self,
         tenant: str,
         owner: dict[str, Any],
@@ -56,9 +56,10 @@ class RunManager:
         extra: Mapping[str, Any],
         recording: Recording | None = None,
         terms: RunTerms | None = None,
-    ) -> RunRecord:
-        """Create the run and launch it under ``terms`` (modes, baseline, safety bar);
-        raises :class:`RunError` when it cannot run."""
+    ) -> ActiveRun:
+        """Create the run under ``terms`` (modes, baseline, safety bar), ready to
+        :meth:`launch`; raises :class:`RunError` when it cannot run. It writes the store:
+        the host calls it in a worker thread."""
         request = RunRequest(
             suite.loaded,
             agent.agent,
@@ -72,11 +73,10 @@ class RunManager:
             terms=terms or RunTerms(),
             safety=self.catalog.config.adversarial.policy(),
         )
-        active = self.service.start(request)
-        self._launch(active)
-        return active.run
+        return self.service.start(request)
 
-    def _launch(self, active: ActiveRun) -> None:
+    def launch(self, active: ActiveRun) -> None:
+        """Run a prepared run as a task of the event loop (called on the loop)."""
         self.active[active.run_id] = active
         self.tasks[active.run_id] = asyncio.create_task(self._execute(active))
 
@@ -99,26 +99,35 @@ class RunManager:
         active.cancel()
         await asyncio.wait([task], timeout=30)
 
-    def recover(self) -> list[str]:
-        """Resume or end every unfinished run; returns the ids it resumed."""
-        resumed = []
+    async def recover(self) -> list[str]:
+        """Resume or end every unfinished run; returns the ids it resumed. The store work
+        is done in a worker thread; the resumed runs' tasks start on the loop."""
+        ready = await asyncio.to_thread(self._recoverable)
+        for active in ready:
+            self.launch(active)
+            log.info("resumed eval run %s", active.run_id)
+        return [active.run_id for active in ready]
+
+    def _recoverable(self) -> list[ActiveRun]:
+        ready = []
         for run in self.store.unfinished_runs():
             if run.run_id in self.tasks or not run.agent_spec.startswith(HOST_AGENT):
                 continue  # a run of the command line is resumed with `run --resume`
-            if self._resume(run):
-                resumed.append(run.run_id)
+            active = self._resume(run)
+            if active is not None:
+                ready.append(active)
             self.hub.notify(run.run_id)
-        return resumed
+        return ready
 
-    def _resume(self, run: RunRecord) -> bool:
-        """Resume ``run`` as it was started, or end it as failed; True when it runs again."""
+    def _resume(self, run: RunRecord) -> ActiveRun | None:
+        """Ready ``run`` to go on as it was started, or end it as failed (None)."""
         try:
             reopened = self.service.reopen(run.run_id)
         except RunEndedError as ended:  # reopen has ended it, with its reason
             log.warning("ended eval run %s: %s", run.run_id, ended.failure.message)
-            return False
+            return None
         except RunError:  # finished meanwhile: nothing to resume
-            return False
+            return None
         agent = self.catalog.agents.get(run.agent_id)
         try:
             if agent is None:
@@ -128,10 +137,8 @@ class RunManager:
         except RunError:  # the agent, or what it needs to run the suite, is gone
             if self.service.fail(run.run_id, AGENT_GONE):
                 log.warning("ended eval run %s: %s", run.run_id, AGENT_GONE.message)
-            return False
-        self._launch(active)
-        log.info("resumed eval run %s", run.run_id)
-        return True
+            return None
+        return active
 
     async def shutdown(self) -> None:
         """Stop every run without ending it; the next start resumes them."""

@@ -24,7 +24,7 @@ from .state import host, principal
 async def run_report(request: Request) -> HTMLResponse:
     who = principal(request)
     require(who, "runs:read")
-    run = own_run(request, who)
+    run = await own_run(request, who)
     store = host(request).store
     try:
         result = await asyncio.to_thread(stored_result, store, run.run_id)

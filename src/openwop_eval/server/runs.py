@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
+from functools import partial
 from typing import Any
 
 from starlette.requests import Request
@@ -12,7 +14,7 @@ from starlette.responses import JSONResponse, Response
 from ..core.plan import Baseline, RunTerms
 from ..core.suite import Mode
 from ..log.names import EVENT_LOG_SCHEMA_VERSION, workflow_id
-from ..runner import Recording, RunError, merge_recordings
+from ..runner import ActiveRun, Recording, RunError, merge_recordings
 from ..runner.baseline import UNUSABLE, BaselineError, baseline_run, newest_baseline
 from ..store import RunRecord
 from .auth import Principal, require
@@ -29,7 +31,7 @@ from .inputs import (
     is_text,
     run_status,
 )
-from .state import host, idempotent, json_body, principal, respond
+from .state import HostState, host, idempotent, json_body, principal, respond
 
 CREATE_KEYS = {
     "mode",
@@ -96,10 +98,16 @@ def path_run_id(request: Request, who: Principal) -> str:
     return run_id
 
 
-def own_run(request: Request, who: Principal) -> RunRecord:
-    """The run named in the path, if it belongs to the caller's tenant."""
+async def own_run(request: Request, who: Principal, current: bool = True) -> RunRecord:
+    """The run named in the path, if it belongs to the caller's tenant (read off the loop).
+    ``current=False``: a caller that needs only the run's identity gets the record a run
+    that this host is running started with, without a query."""
     run_id = path_run_id(request, who)
-    run = host(request).store.get_run(run_id, documents=False)
+    state = host(request)
+    active = None if current else state.manager.active.get(run_id)
+    if active is not None:
+        return active.run
+    run = await asyncio.to_thread(state.store.get_run, run_id, False)
     if run is None:
         raise not_found("the run")
     return run
@@ -109,15 +117,19 @@ async def create_run(request: Request) -> JSONResponse:
     who = principal(request)
     require(who, "runs:create")
     body = await json_body(request)
+    state = host(request)
 
     async def handler() -> tuple[int, Any]:
-        return 201, _create(request, who, body)
+        # Checking the baseline and fixture runs and creating the run read and write the
+        # store: a worker thread does it all; the run's task starts on the loop.
+        active, answer = await asyncio.to_thread(_create, state, who, body)
+        state.manager.launch(active)
+        return 201, answer
 
     return await idempotent(request, who, "runs.create", body, handler)
 
 
-def _create(request: Request, who: Principal, body: Any) -> dict[str, Any]:
-    state = host(request)
+def _create(state: HostState, who: Principal, body: Any) -> tuple[ActiveRun, dict[str, Any]]:
     if not isinstance(body, dict):
         raise validation("the body must be a JSON object")
     problems = [f"unknown key {k!r}" for k in body if k not in CREATE_KEYS]
@@ -148,23 +160,24 @@ def _create(request: Request, who: Principal, body: Any) -> dict[str, Any]:
     if agent is None:
         raise validation(f"agent {agent_id!r} is not configured on this host")
     modes = _check_suite(state.catalog, suite.loaded.suite, str(agent_id), body)
-    recording = _fixture_runs(request, who, body.get("fixtureRuns"), suite.loaded.suite)
+    recording = _fixture_runs(state, who, body.get("fixtureRuns"), suite.loaded.suite)
     terms = RunTerms(
         modes=modes,
         fail_on_severity=state.config.adversarial.fail_on_severity,
-        baseline=_baseline(request, who, body.get("baselineRunId"), suite.loaded.suite, modes),
+        baseline=_baseline(state, who, body.get("baselineRunId"), suite.loaded.suite, modes),
     )
     extra = {
         "owner": who.owner(),
         **({"fixtureRuns": body["fixtureRuns"]} if "fixtureRuns" in body else {}),
     }
+    manager = state.manager
     try:
-        run = state.manager.start(who.tenant, who.owner(), suite, agent, extra, recording, terms)
+        active = manager.prepare(who.tenant, who.owner(), suite, agent, extra, recording, terms)
     except RunError as exc:  # what the runner needs beyond the checks above
         raise validation(f"the run cannot start: {exc}") from None
-    path = f"/runs/{project(run.run_id)}"
-    return {
-        "runId": run.run_id,
+    path = f"/runs/{project(active.run_id)}"
+    return active, {
+        "runId": active.run_id,
         "status": "running",
         "eventsUrl": f"{path}/events",
         "statusUrl": path,
@@ -195,14 +208,14 @@ def _check_suite(
 
 
 def _baseline(
-    request: Request, who: Principal, run_id: str | None, suite: Any, modes: tuple[Mode, ...]
+    state: HostState, who: Principal, run_id: str | None, suite: Any, modes: tuple[Mode, ...]
 ) -> Baseline | None:
     """The baseline of a regression run: the one named, or the newest usable one."""
     if "regression" not in modes:
         if run_id is not None:
             raise validation('baselineRunId needs "regression" among the modes in effect')
         return None
-    store = host(request).store
+    store = state.store
     if run_id is None:
         return newest_baseline(store, suite, who.tenant)
     try:
@@ -213,7 +226,7 @@ def _baseline(
         raise validation(f"baselineRunId {UNUSABLE}") from None  # the same for every reason
 
 
-def _fixture_runs(request: Request, who: Principal, value: Any, suite: Any) -> Recording | None:
+def _fixture_runs(state: HostState, who: Principal, value: Any, suite: Any) -> Recording | None:
     if value is None:
         return None
     task_ids = {t.task_id for t in suite.tasks}
@@ -223,7 +236,7 @@ def _fixture_runs(request: Request, who: Principal, value: Any, suite: Any) -> R
     )
     if not isinstance(value, dict) or not value:
         raise refused
-    store = host(request).store
+    store = state.store
     docs_by_run: dict[str, list[dict[str, Any]]] = {}
     for task_id, run_id in value.items():
         # the task id first: a body of bogus entries costs no query each
@@ -244,7 +257,7 @@ def _fixture_runs(request: Request, who: Principal, value: Any, suite: Any) -> R
 async def get_run(request: Request) -> JSONResponse:
     who = principal(request)
     require(who, "runs:read")
-    return respond(200, snapshot(own_run(request, who)))
+    return respond(200, snapshot(await own_run(request, who)))
 
 
 async def list_runs(request: Request) -> JSONResponse:
@@ -255,7 +268,9 @@ async def list_runs(request: Request) -> JSONResponse:
     limit = integer(query.get("limit", "20"), "limit", 1, state.config.limits.max_page_size)
     before = _decode_cursor(query["cursor"]) if "cursor" in query else None
     status = run_status(query.get("status"))
-    runs = state.store.list_runs(who.tenant, status=status, limit=limit + 1, before=before)
+    runs = await asyncio.to_thread(
+        partial(state.store.list_runs, who.tenant, status=status, limit=limit + 1, before=before)
+    )
     workflow = query.get("workflowId")
     if workflow is not None:
         runs = [r for r in runs if workflow_id(r.suite_id) == workflow]
@@ -284,7 +299,7 @@ def _decode_cursor(cursor: str) -> tuple[str, str]:
 async def cancel_run(request: Request) -> JSONResponse:
     who = principal(request)
     require(who, "runs:cancel")
-    run = own_run(request, who)
+    run = await own_run(request, who)
     await json_body(request)
     if run.terminal:
         raise ApiError(
@@ -292,7 +307,7 @@ async def cancel_run(request: Request) -> JSONResponse:
         )
     state = host(request)
     await state.manager.cancel(run.run_id)
-    after = state.store.get_run(run.run_id, documents=False)
+    after = await asyncio.to_thread(state.store.get_run, run.run_id, False)
     status = after.status if after is not None and after.terminal else "cancelling"
     return respond(200, {"runId": run.run_id, "status": status})
 
@@ -301,21 +316,29 @@ async def eval_summary(request: Request) -> Response:
     who = principal(request)
     require(who, "runs:read")
     state = host(request)
-    body = state.summaries.get(path_run_id(request, who))  # after the tenant rule
+    run_id = path_run_id(request, who)  # the tenant rule first, whatever is cached
+    body = state.summaries.get(run_id)
     if body is None:
-        run = own_run(request, who)
-        if run.mode != "eval":
-            raise not_found("an eval summary for this run")
-        summary = state.store.summary(run.run_id) if run.status == "completed" else None
-        if summary is None:
-            raise ApiError(
-                409,
-                "run_state_conflict",
-                f"the eval run is {run.status}; its summary exists once it completes",
-                {"runStatus": run.status},
-            )
-        body = JSONResponse(summary).render(summary)
-        state.summaries.put(run.run_id, body)  # completed: it never changes again
+        body = await asyncio.to_thread(_summary_body, state, run_id)
+        state.summaries.put(run_id, body)  # completed: it never changes again
     return Response(
         body, media_type="application/json", headers={"OpenWOP-Version": PROTOCOL_VERSION}
     )
+
+
+def _summary_body(state: HostState, run_id: str) -> bytes:
+    """A completed run's summary, encoded; read in a worker thread on a cache miss."""
+    run = state.store.get_run(run_id, documents=False)
+    if run is None:
+        raise not_found("the run")
+    if run.mode != "eval":
+        raise not_found("an eval summary for this run")
+    summary = state.store.summary(run.run_id) if run.status == "completed" else None
+    if summary is None:
+        raise ApiError(
+            409,
+            "run_state_conflict",
+            f"the eval run is {run.status}; its summary exists once it completes",
+            {"runStatus": run.status},
+        )
+    return JSONResponse(summary).render(summary)

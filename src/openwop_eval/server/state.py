@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -26,6 +27,9 @@ from .summaries import SummaryCache
 
 @dataclass
 class HostState:
+    """What every handler reaches. The store (SQLAlchemy) blocks: handlers call it through
+    ``asyncio.to_thread``, never on the event loop (tests/server/test_off_loop.py)."""
+
     config: HostConfig
     store: Store
     host_store: HostStore
@@ -77,7 +81,18 @@ async def idempotent(
 ) -> JSONResponse:
     """Run ``handler`` once per ``Idempotency-Key``; replay its 2xx answer to repeats.
 
-    ``body`` went through :func:`parse_json`, so its canonical JSON always exists."""
+    ``body`` went through :func:`parse_json`, so its canonical JSON always exists. The
+    claim, the handler and the settling run to their end even if the request is cancelled
+    meanwhile (they wait for worker threads): no run is created and left unstarted, no key
+    left claimed and unsettled."""
+    task = asyncio.ensure_future(_idempotent(request, who, name, body, handler))
+    task.add_done_callback(lambda done: done.cancelled() or done.exception())  # retrieved
+    return await asyncio.shield(task)
+
+
+async def _idempotent(
+    request: Request, who: Principal, name: str, body: Any, handler: Handler
+) -> JSONResponse:
     key = idempotency_key(request)
     if key is None:
         status, payload = await handler()
@@ -85,7 +100,7 @@ async def idempotent(
     op = operation(name)
     store = host(request).host_store
     digest = hashlib.sha256(canonical_json(body).encode()).hexdigest()
-    claim, cached_status, cached = store.claim(who.tenant, op, key, digest)
+    claim, cached_status, cached = await asyncio.to_thread(store.claim, who.tenant, op, key, digest)
     if claim == "replay":
         return respond(cached_status or 200, cached, {"OpenWOP-Idempotent-Replay": "true"})
     if claim == "mismatch":
@@ -103,7 +118,7 @@ async def idempotent(
     try:
         status, payload = await handler()
     except BaseException:
-        store.release(who.tenant, op, key)  # a refusal is not cached: retry may pass
+        await asyncio.to_thread(store.release, who.tenant, op, key)  # a retry may pass
         raise
-    store.settle(who.tenant, op, key, status, payload)
+    await asyncio.to_thread(store.settle, who.tenant, op, key, status, payload)
     return respond(status, payload)

@@ -16,23 +16,24 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, StreamingResponse
 
-from ..log.names import RUN_CANCELLED, RUN_COMPLETED, RUN_FAILED
 from .auth import require
 from .errors import PROTOCOL_VERSION, ApiError
 from .inputs import seconds, sequence
 from .runs import own_run
-from .state import host, principal, respond
+from .state import HostState, host, principal, respond
 
-TERMINAL = {RUN_COMPLETED, RUN_FAILED, RUN_CANCELLED}
 KEEPALIVE_S = 15.0
 RECHECK_S = 1.0
 PAGE = 500
+STREAM_PAGE = 2000
+"""Frames per write of an event stream (a poll answers PAGE events at most)."""
+SETTLE_S = 30.0
 
 
 async def events(request: Request) -> StreamingResponse:
     who = principal(request)
     require(who, "runs:read")
-    run = own_run(request, who)
+    run = await own_run(request, who, current=False)  # a live run's stream: no query
     mode = request.query_params.get("streamMode", "updates")
     if any(m not in ("updates", "values") for m in mode.split(",")):
         raise ApiError(
@@ -53,51 +54,64 @@ async def events(request: Request) -> StreamingResponse:
     )
 
 
-async def _frames(request: Request, run_id: str, after: int) -> AsyncIterator[str]:
+async def _frames(request: Request, run_id: str, after: int) -> AsyncIterator[bytes]:
     state = host(request)
     store = state.store
-    yield "retry: 1000\n\n"
+    yield b"retry: 1000\n\n"
     quiet_since = time.monotonic()
+    recheck, idle = True, True  # idle: the last round sent nothing
     while True:
         signal = state.hub.signal(run_id)
         # The run's feed reads each page once (in a worker thread, so a long replay never
         # stalls the loop) for every subscriber; a page goes out as one write.
-        frames, fresh = await state.feed.page(run_id, after, PAGE)
-        if frames:
-            chunk, ended = [], False
-            for frame in frames:
-                after = frame.sequence
-                chunk.append(frame.text)
-                if frame.type in TERMINAL:
-                    ended = True
-                    break
-            yield "".join(chunk)
-            if ended:
+        page = await state.feed.page(run_id, after, STREAM_PAGE, recheck)
+        recheck = False
+        if page is not None:
+            after = page.last
+            if page.ended:
+                await _settled(state, run_id)
+                yield page.chunk
                 return
-            quiet_since = time.monotonic()
-            if fresh and len(frames) < PAGE:  # caught up: wait for the next commit
-                await state.hub.wait(signal, RECHECK_S)
-            else:
-                await asyncio.sleep(0)  # let other streams and requests have a turn
+            yield page.chunk
+            quiet_since, idle = time.monotonic(), False
+            if page.count == STREAM_PAGE:
+                await asyncio.sleep(0)  # more may follow: let other streams have a turn
+            elif not await state.hub.wait(signal, RECHECK_S):
+                # A short page is all there was when the signal was taken: what follows
+                # comes with its firing (paced, hub.py), as one page, not commit by commit.
+                recheck = True
             continue
-        run = await asyncio.to_thread(store.get_run, run_id, False)
-        if run is None or (
-            run.terminal and not await asyncio.to_thread(store.events, run_id, after, 1)
-        ):
-            return  # the terminal event was already sent before the cursor
-        if await request.is_disconnected():
+        # A round with nothing new: has the run ended before the cursor? (Not while this
+        # host runs it: its terminal event is still to come, or its end wakes us again.)
+        if idle and run_id not in state.manager.active:
+            run = await asyncio.to_thread(store.get_run, run_id, False)
+            if run is None or (
+                run.terminal and not await asyncio.to_thread(store.event_rows, run_id, after, 1)
+            ):
+                return  # the terminal event was already sent before the cursor
+        if idle and await request.is_disconnected():
             return
-        if not await state.hub.wait(signal, RECHECK_S) and (
-            time.monotonic() - quiet_since >= KEEPALIVE_S
-        ):
-            quiet_since = time.monotonic()
-            yield ": keep-alive\n\n"
+        idle = True
+        if not await state.hub.wait(signal, RECHECK_S):
+            recheck = True  # another process may have committed: the next round reads
+            if time.monotonic() - quiet_since >= KEEPALIVE_S:
+                quiet_since = time.monotonic()
+                yield b": keep-alive\n\n"
+
+
+async def _settled(state: HostState, run_id: str) -> None:
+    """Wait until a run this host runs has stored its end (status, summary), which it does
+    just after committing its terminal event: a client that has seen that event may read
+    its summary at once."""
+    task = state.manager.tasks.get(run_id)
+    if task is not None:
+        await asyncio.wait([task], timeout=SETTLE_S)
 
 
 async def poll(request: Request) -> JSONResponse:
     who = principal(request)
     require(who, "runs:read")
-    run = own_run(request, who)
+    run = await own_run(request, who, current=False)  # its state is read in the loop below
     state = host(request)
     after = sequence(request.query_params.get("afterSequence"), "afterSequence")
     timeout = seconds(request.query_params.get("timeout", "30"), "timeout", 0, 60)
@@ -112,7 +126,10 @@ async def poll(request: Request) -> JSONResponse:
         if docs or current.terminal or remaining <= 0:
             break
         await state.hub.wait(signal, min(remaining, RECHECK_S))
-    last = docs[-1]["sequence"] if docs else state.store.last_sequence(run.run_id)
+    if docs:
+        last = docs[-1]["sequence"]
+    else:
+        last = await asyncio.to_thread(state.store.last_sequence, run.run_id)
     body: dict[str, Any] = {
         "runId": run.run_id,
         "events": docs,
