@@ -1,12 +1,17 @@
 """Inspect AI on the runner benchmark's workload, for a like-for-like time per trial.
 
-Run with a Python that has `inspect-ai` installed (it is not a dependency of this package):
+Run with a Python that has `inspect-ai` installed: the project's `.venv` (it is a dev
+dependency), or a virtualenv of its own:
 
+    .venv/bin/python bench/inspect_bench.py                               # 100 samples x 10 epochs
+    .venv/bin/python bench/inspect_bench.py --samples 500 --json out.json
+    .venv/bin/python bench/inspect_bench.py --samples 0 --sleep-trials 10000 --sleep-ms 1000 \
+        --sleep-concurrency 1000                                          # the sleepy one only
     python3 -m venv bench/.venv-inspect && bench/.venv-inspect/bin/pip install inspect-ai
-    bench/.venv-inspect/bin/python bench/inspect_bench.py                 # 100 samples x 10 epochs
-    bench/.venv-inspect/bin/python bench/inspect_bench.py --samples 500 --json out.json
 
-The work mirrors `bench/run_bench.py`, offline, through Inspect's own machinery:
+The work mirrors `bench/run_bench.py` (same trial count as `--instant-trials` when samples x
+epochs equals it, same concurrency, same pass condition), offline, through Inspect's own
+machinery:
 
 - Scenario 1, "instant": each sample runs the stock `generate()` solver (tool loop) against the
   `mockllm/model` provider. A scripted output function plays the agent: it asks for the three
@@ -18,7 +23,10 @@ The work mirrors `bench/run_bench.py`, offline, through Inspect's own machinery:
 - Scenario 2, "sleepy": the scripted model waits 50 ms (`asyncio.sleep`) before its first output
   (a stand-in for a model call), then the agent makes one tool call and answers. 1,000 trials run
   at concurrency 100 (`max_samples` and `max_connections` both set). The ideal wall time is
-  trials / concurrency x 50 ms.
+  trials / concurrency x 50 ms. `--sleep-ms` and `--sleep-concurrency` change both.
+
+`--samples 0` skips scenario 1 and `--sleep-trials 0` scenario 2, so each can have a process
+of its own (a clean peak RSS); `bench/all` runs them that way, next to `run_bench.py`.
 
 Wall time is measured from the `eval()` call to its return. Import time is measured apart, in a
 fresh interpreter. After each run the log is read back from disk and every trial's score is
@@ -274,9 +282,58 @@ def import_seconds() -> float:
     return run(heavy + "; from inspect_ai.model._providers import mockllm") - run("pass")
 
 
+def instant(args: argparse.Namespace, log_dir: Path) -> dict[str, Any]:
+    n = args.samples * args.epochs
+    concurrency = args.max_connections or None
+    elapsed, log = timed_eval(args.samples, args.epochs, TOOLS, 0, concurrency, log_dir)
+    checked = verify(log, n)
+    print(
+        f"instant agent, 3 tool calls, log written: {n} trials in {elapsed:.2f} s"
+        f" = {elapsed / n * 1000:.2f} ms/trial = {n / elapsed:,.0f} trials/s"
+        f" (all {checked['passed']} pass; log {checked['logBytes'] / 1e6:.1f} MB)"
+    )
+    return {
+        "trials": n,
+        "samples": args.samples,
+        "epochs": args.epochs,
+        "concurrency": concurrency,
+        "seconds": round(elapsed, 3),
+        "msPerTrial": round(elapsed / n * 1000, 3),
+        "trialsPerSecond": round(n / elapsed, 1),
+        **checked,
+    }
+
+
+def sleepy(args: argparse.Namespace, log_dir: Path) -> dict[str, Any]:
+    samples = max(1, args.sleep_trials // args.epochs)
+    n = samples * args.epochs
+    seconds = args.sleep_ms / 1000
+    elapsed, log = timed_eval(
+        samples, args.epochs, TOOLS[:1], seconds, args.sleep_concurrency, log_dir
+    )
+    checked = verify(log, n)
+    ideal = n / args.sleep_concurrency * seconds
+    print(
+        f"{n} trials of a {args.sleep_ms:g} ms agent at concurrency"
+        f" {args.sleep_concurrency}: {elapsed:.2f} s; ideal {ideal:.2f} s;"
+        f" ratio {elapsed / ideal:.2f}"
+    )
+    return {
+        "trials": n,
+        "sleepMs": args.sleep_ms,
+        "concurrency": args.sleep_concurrency,
+        "seconds": round(elapsed, 3),
+        "idealSeconds": round(ideal, 3),
+        "ratio": round(elapsed / ideal, 3),
+        **checked,
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--samples", type=int, default=100, help="instant scenario samples")
+    parser.add_argument(
+        "--samples", type=int, default=100, help="instant scenario samples (0 skips it)"
+    )
     parser.add_argument("--epochs", type=int, default=10, help="trials per sample")
     parser.add_argument(
         "--max-connections",
@@ -307,49 +364,10 @@ def main() -> int:
         if args.warmup:
             timed_eval(1, 1, TOOLS, 0, None, Path(tmp) / "warmup")
 
-        n = args.samples * args.epochs
-        concurrency = args.max_connections or None
-        elapsed, log = timed_eval(args.samples, args.epochs, TOOLS, 0, concurrency, Path(tmp) / "i")
-        checked = verify(log, n)
-        results["instant"] = {
-            "trials": n,
-            "samples": args.samples,
-            "epochs": args.epochs,
-            "concurrency": concurrency,
-            "seconds": round(elapsed, 3),
-            "msPerTrial": round(elapsed / n * 1000, 3),
-            "trialsPerSecond": round(n / elapsed, 1),
-            **checked,
-        }
-        print(
-            f"instant agent, 3 tool calls, log written: {n} trials in {elapsed:.2f} s"
-            f" = {elapsed / n * 1000:.2f} ms/trial = {n / elapsed:,.0f} trials/s"
-            f" (all {checked['passed']} pass; log {checked['logBytes'] / 1e6:.1f} MB)"
-        )
-
+        if args.samples > 0:
+            results["instant"] = instant(args, Path(tmp) / "i")
         if args.sleep_trials > 0:
-            samples = max(1, args.sleep_trials // args.epochs)
-            n = samples * args.epochs
-            seconds = args.sleep_ms / 1000
-            elapsed, log = timed_eval(
-                samples, args.epochs, TOOLS[:1], seconds, args.sleep_concurrency, Path(tmp) / "s"
-            )
-            checked = verify(log, n)
-            ideal = n / args.sleep_concurrency * seconds
-            results["sleepy"] = {
-                "trials": n,
-                "sleepMs": args.sleep_ms,
-                "concurrency": args.sleep_concurrency,
-                "seconds": round(elapsed, 3),
-                "idealSeconds": round(ideal, 3),
-                "ratio": round(elapsed / ideal, 3),
-                **checked,
-            }
-            print(
-                f"{n} trials of a {args.sleep_ms:g} ms agent at concurrency"
-                f" {args.sleep_concurrency}: {elapsed:.2f} s; ideal {ideal:.2f} s;"
-                f" ratio {elapsed / ideal:.2f}"
-            )
+            results["sleepy"] = sleepy(args, Path(tmp) / "s")
 
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     results["peakRssMb"] = round(peak_mb, 1)
