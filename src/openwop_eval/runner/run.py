@@ -284,8 +284,15 @@ async def _execute(
             # host's requests are served meanwhile, and each turn's trials commit together.
             await asyncio.sleep(0)
 
-    workers = max(1, min(execution.options.concurrency, plan.count * len(plan.tasks)))
-    await asyncio.gather(*(worker() for _ in range(workers)))
+    count = max(1, min(execution.options.concurrency, plan.count * len(plan.tasks)))
+    workers = [asyncio.ensure_future(worker()) for _ in range(count)]
+    try:
+        await asyncio.gather(*workers)
+    except BaseException:  # one failed (the store) or the run is cancelled: stop them all
+        for task in workers:
+            task.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+        raise
     await committer.close()
     return await _finish(execution, run_id, writer, tally, exhausted, len(done))
 
