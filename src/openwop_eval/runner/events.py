@@ -111,10 +111,6 @@ class EventWriter:
         if trial is not None:
             self._trials.append(trial)
 
-    @property
-    def pending_trials(self) -> int:
-        return len(self._trials)
-
     def flush(self) -> None:
         """Commit everything written so far, in one transaction."""
         if not self._rows and not self._trials:
