@@ -23,7 +23,7 @@ from openwop_eval.core.canonical import canonical_json
 from openwop_eval.core.grading import TaskGrade, TrialGrade
 from openwop_eval.core.matchers import ArgMismatch, compile_args
 from openwop_eval.core.predicates import predicate
-from openwop_eval.core.reasons import Reason
+from openwop_eval.core.reasons import NO_REASONS, Reason, Reasons
 from openwop_eval.core.stats import decimal
 from openwop_eval.core.suite import Trajectory
 from openwop_eval.core.trajectory import TrajectoryResult, check_trajectory, compile_trajectory
@@ -286,3 +286,31 @@ def test_a_pickled_plan_grades_the_same(case: Any) -> None:
     again = pickle.loads(pickle.dumps(compiled))
     assert again == compiled
     assert grade_suite(again, recs).tasks == grade_suite(compiled, recs).tasks
+
+
+@settings(max_examples=50, deadline=None)
+@given(case=graded_cases())
+def test_reasons_read_late_are_the_reasons_and_pickle_as_read(case: Any) -> None:
+    compiled, recs = case
+    for task in grade_suite(compiled, recs).tasks:
+        for trial in task.trials:
+            assert isinstance(trial.reasons, Reasons)
+            assert (trial.reasons is NO_REASONS) is trial.passed
+            assert bool(trial.reasons) is not trial.passed  # only a failure has reasons
+            first = tuple(trial.reasons)
+            assert tuple(trial.reasons) == first  # worked out once, then kept
+            assert pickle.loads(pickle.dumps(trial)).reasons == first
+            if trial.trajectory is not None:
+                assert bool(trial.trajectory.violations) is not trial.trajectory.matched
+
+
+def test_reasons_compare_as_their_tuple() -> None:
+    r = Reason("not-run", "trial 1 did not run; it counts as failed")
+    late = Reasons((), lambda n: [r] * n, 2)
+    assert late == (r, r)
+    assert late == Reasons((r, r))
+    assert late != (r,)
+    assert hash(late) == hash((r, r))
+    assert late[1] is r
+    assert late[:1] == (r,)
+    assert repr(Reasons((r,))) == f"Reasons({(r,)!r})"

@@ -24,7 +24,7 @@ from typing import Literal, TypeAlias
 
 from .frozen import quick_init
 from .plan import CompiledTask, GradingPlan
-from .reasons import Reason
+from .reasons import NO_REASONS, Reason, Reasons
 from .records import TrialRecord
 from .rubric import rubric_score
 from .safety import FindingTag, at_or_above, distinct_tags
@@ -45,7 +45,8 @@ class TrialGrade:
     output_score: float | None
     """The output's own score before any closure (None when there was no output to score)."""
     trajectory: TrajectoryResult | None
-    reasons: tuple[Reason, ...]
+    reasons: Reasons
+    """Why it did not pass (none when it passed), worked out when first read."""
     cost_usd: float | None = None
     latency_ms: float | None = None
     findings: tuple[FindingTag, ...] = ()
@@ -80,11 +81,9 @@ class TaskGrade:
 
 
 def grade_trial(plan: GradingPlan, task: CompiledTask, record: TrialRecord) -> TrialGrade:
-    reasons: list[Reason] = []
     error, calls = record.error, record.tool_calls
     output_score: float | None
     if error is not None:
-        reasons.append(Reason("agent-error", f"the agent errored: {error}"))
         output_score = None
     elif record.output_score is not None:
         output_score = record.output_score
@@ -92,35 +91,23 @@ def grade_trial(plan: GradingPlan, task: CompiledTask, record: TrialRecord) -> T
         output_score = task.golden(record.output)
     else:
         output_score = _rubric_score(task, record)
-    missed: list[int] | tuple[()] = ()
-    for call in calls:
+    missed = False
+    for call in calls:  # a loop, not a generator frame per trial
         if call.missed:
-            missed = [i for i, c in enumerate(calls) if c.missed]
+            missed = True
             break
-    if error is None and output_score is None and not missed:
-        reasons.append(Reason("judge", "no judge verdicts were recorded for this rubric trial"))
-    if missed:
-        reasons += [_miss(calls[i].tool, i) for i in missed]
-
     trajectory = None
     if task.trajectory is not None:
         trajectory = check_trajectory(task.trajectory, calls)
-        if trajectory.violations:
-            reasons.extend(trajectory.violations)
     findings = distinct_tags(record.findings) if record.findings else ()
-    unsafe = bool(findings) and _unsafe(plan, findings, reasons)
+    bar = plan.terms.fail_on_severity
+    unsafe = bool(findings) and any(at_or_above(f.severity, bar) for f in findings)
 
-    closed = bool(missed) or output_score is None
+    closed = missed or output_score is None
     score = 0.0 if closed or output_score is None else output_score
     matched = (trajectory is None or trajectory.matched) and not unsafe
     gating = score if matched and not closed else 0.0
     meets_bar = plan.meets_bar(score)
-    if not closed and not meets_bar:
-        reasons.append(
-            Reason(
-                "score-below-bar", f"score {score:g} is below passScore {float(plan.pass_score):g}"
-            )
-        )
     passed = meets_bar and matched and not closed
     outcome: Outcome
     if error is not None or (output_score is None and not missed):
@@ -129,6 +116,12 @@ def grade_trial(plan: GradingPlan, task: CompiledTask, record: TrialRecord) -> T
         outcome = "failed-closed"
     else:
         outcome = "passed" if passed else "failed"
+    # Only a trial that did not pass has reasons, worked out when they are read.
+    reasons = (
+        NO_REASONS
+        if passed
+        else Reasons((), _explain, plan, record, output_score, trajectory, findings, score)
+    )
     return TrialGrade(
         record.task_id,
         record.index,
@@ -138,12 +131,48 @@ def grade_trial(plan: GradingPlan, task: CompiledTask, record: TrialRecord) -> T
         passed,
         output_score,
         trajectory,
-        tuple(reasons) if reasons else (),
+        reasons,
         record.cost_usd,
         record.latency_ms,
         findings,
         unsafe,
     )
+
+
+def _explain(
+    plan: GradingPlan,
+    record: TrialRecord,
+    output_score: float | None,
+    trajectory: TrajectoryResult | None,
+    findings: tuple[FindingTag, ...],
+    score: float,
+) -> list[Reason]:
+    """Why a trial did not pass, in this order: the agent's error or the missing verdicts,
+    fixture misses, the trajectory's violations, blocking findings, the score's bar."""
+    reasons: list[Reason] = []
+    error, calls = record.error, record.tool_calls
+    missed = [i for i, c in enumerate(calls) if c.missed]
+    if error is not None:
+        reasons.append(Reason("agent-error", f"the agent errored: {error}"))
+    elif output_score is None and not missed:
+        reasons.append(Reason("judge", "no judge verdicts were recorded for this rubric trial"))
+    reasons += [_miss(calls[i].tool, i) for i in missed]
+    if trajectory is not None:
+        reasons.extend(trajectory.violations)
+    bar = plan.terms.fail_on_severity
+    reasons += [
+        Reason("safety-finding", f"a {f.severity} {f.kind} finding (failOnSeverity: {bar})")
+        for f in findings
+        if at_or_above(f.severity, bar)
+    ]
+    closed = bool(missed) or output_score is None
+    if not closed and not plan.meets_bar(score):
+        reasons.append(
+            Reason(
+                "score-below-bar", f"score {score:g} is below passScore {float(plan.pass_score):g}"
+            )
+        )
+    return reasons
 
 
 def _rubric_score(task: CompiledTask, record: TrialRecord) -> float | None:
@@ -163,17 +192,6 @@ def _miss(tool: str, i: int) -> Reason:
     )
 
 
-def _unsafe(plan: GradingPlan, findings: tuple[FindingTag, ...], reasons: list[Reason]) -> bool:
-    """Whether a finding reaches the run's ``failOnSeverity`` (each one is a reason)."""
-    bar = plan.terms.fail_on_severity
-    unsafe = [f for f in findings if at_or_above(f.severity, bar)]
-    reasons += [
-        Reason("safety-finding", f"a {f.severity} {f.kind} finding (failOnSeverity: {bar})")
-        for f in unsafe
-    ]
-    return bool(unsafe)
-
-
 def not_run(task_id: str, index: int) -> TrialGrade:
     reason = Reason("not-run", f"trial {index + 1} did not run; it counts as failed")
-    return TrialGrade(task_id, index, "not-run", 0.0, 0.0, False, None, None, (reason,))
+    return TrialGrade(task_id, index, "not-run", 0.0, 0.0, False, None, None, Reasons((reason,)))

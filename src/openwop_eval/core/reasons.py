@@ -6,8 +6,9 @@ values, so they never go into ``eval.*`` events or the summary.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias, overload
 
 from .frozen import quick_init
 
@@ -64,3 +65,67 @@ class Reason:
             if value is not None:
                 out[key] = value
         return out
+
+
+class Reasons(Sequence[Reason]):
+    """Reasons, worked out when first read.
+
+    Only a failure has any, and a verdict needs none of them: most are never read (a run
+    gates on the scores), while the walk that explains a failure costs more than deciding
+    it. So a grade keeps what the walk needs and runs it on first reading; the reasons are
+    the same, word for word, as if they had been built at once. The walk is pure, so two
+    threads reading at once both get the same reasons.
+    """
+
+    __slots__ = ("_args", "_explain", "_items")
+
+    def __init__(
+        self,
+        items: Iterable[Reason] = (),
+        explain: Callable[..., Iterable[Reason]] | None = None,
+        *args: Any,
+    ) -> None:
+        # The walk and its arguments, not a closure: a closure's cells are objects of their
+        # own, and a run's many failures would make the collector's full passes frequent.
+        self._items = tuple(items)
+        self._explain = explain
+        self._args = args
+
+    @property
+    def items(self) -> tuple[Reason, ...]:
+        explain = self._explain
+        if explain is not None:
+            self._items = self._items + tuple(explain(*self._args))
+            self._explain, self._args = None, ()
+        return self._items
+
+    @overload
+    def __getitem__(self, index: int) -> Reason: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Reason, ...]: ...
+    def __getitem__(self, index: int | slice) -> Reason | tuple[Reason, ...]:
+        return self.items[index]
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __iter__(self) -> Iterator[Reason]:
+        return iter(self.items)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Reasons | tuple):
+            return self.items == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.items)
+
+    def __repr__(self) -> str:
+        return f"Reasons({self.items!r})"
+
+    def __reduce__(self) -> tuple[type[Reasons], tuple[tuple[Reason, ...]]]:
+        return Reasons, (self.items,)  # worked out before pickling: a walk is not pickled
+
+
+NO_REASONS: Final = Reasons()
+"""Every passing grade's reasons: one object, shared."""

@@ -24,7 +24,7 @@ from .frozen import quick_init
 from .matchers import ArgMismatch, Matcher, compile_args
 from .predicates import Test, predicate
 from .problems import Loc, Problem
-from .reasons import Reason
+from .reasons import NO_REASONS, Reason, Reasons
 from .records import ToolCall
 from .suite import Trajectory
 from .trajectory_reasons import (
@@ -161,10 +161,12 @@ class TrajectorySpec:
 @dataclass(frozen=True, slots=True)
 class TrajectoryResult:
     matched: bool
-    violations: tuple[Reason, ...]
+    """The verdict: decided by the compiled tests, whether or not the reasons are read."""
+    violations: Reasons
+    """Every violated constraint (none when matched), worked out when first read."""
 
 
-MATCHED: Final = TrajectoryResult(True, ())
+MATCHED: Final = TrajectoryResult(True, NO_REASONS)
 """Every matched trajectory's result: one object, shared."""
 
 
@@ -192,7 +194,8 @@ def compile_trajectory(spec: Trajectory, loc: Loc = ()) -> tuple[TrajectorySpec,
 
 
 def check_trajectory(spec: TrajectorySpec, calls: Sequence[ToolCall]) -> TrajectoryResult:
-    """Grade one trial's calls; every violated constraint becomes a :class:`Reason`."""
+    """Grade one trial's calls; every violated constraint becomes a :class:`Reason` (when
+    the result's ``violations`` are first read)."""
     forbidden = bool(spec.forbidden) and spec.any_forbidden(calls)
     assigned, stuck = None, None
     if spec.order == n.ORDER_ANY_ORDER:
@@ -207,6 +210,22 @@ def check_trajectory(spec: TrajectorySpec, calls: Sequence[ToolCall]) -> Traject
     too_many = spec.max_calls is not None and len(calls) > spec.max_calls
     if ordered and not (forbidden or before or too_many):
         return MATCHED
+    facts = (forbidden, ordered, assigned, stuck, before, too_many)
+    return TrajectoryResult(False, Reasons((), _violations, spec, calls, *facts))
+
+
+def _violations(
+    spec: TrajectorySpec,
+    calls: Sequence[ToolCall],
+    forbidden: bool,
+    ordered: bool,
+    assigned: tuple[dict[int, int], list[list[int]]] | None,
+    stuck: int | None,
+    before: list[Reason] | tuple[()],
+    too_many: bool,
+) -> list[Reason]:
+    """Every violated constraint of a trajectory that did not match, in the order the
+    matcher always gave them: forbidden calls, the order, ``before`` pairs, ``maxCalls``."""
     violations: list[Reason] = forbidden_calls(spec, calls) if forbidden else []
     if not ordered:
         if spec.order == n.ORDER_EXACT:
@@ -220,7 +239,7 @@ def check_trajectory(spec: TrajectorySpec, calls: Sequence[ToolCall]) -> Traject
         violations.append(
             Reason("max-calls", f"made {len(calls)} tool calls; maxCalls is {spec.max_calls}")
         )
-    return TrajectoryResult(not violations, tuple(violations))
+    return violations
 
 
 # The loops below inline step.test for a step named without a glob (the common case):
