@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from openwop_eval import parse_suite
+from openwop_eval import collector, parse_suite
 from openwop_eval.agents import AgentReply
 from openwop_eval.limits import MAX_TASKS
 from openwop_eval.runner.api import run_suite_async
@@ -171,6 +171,7 @@ def main() -> int:
         parser.error("--sleep-ms must be above 0")
     global TASKS
     TASKS = args.tasks
+    collector.tune()  # as the command line does for every command (openwop_eval.collector)
 
     results: dict[str, Any] = {"python": sys.version.split()[0], "machine": platform.machine()}
     with tempfile.TemporaryDirectory() as tmp:

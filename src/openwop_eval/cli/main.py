@@ -1,4 +1,4 @@
-"""``openwop-eval``: validate suites (and, as the project grows, run, verify and serve them).
+"""``openwop-eval``: validate, run, verify, grade, compare and serve eval suites.
 
 Exit codes: 0 success, 1 the suite did not pass, 2 invalid input or usage, 3 the run could
 not complete.
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import click
 from rich.console import Console
 
-from .. import __version__, limits
+from .. import __version__, collector, limits
 from ..core import Problem, SuiteError
 from ..suitefile import load_suite
 from .codes import EXIT_INVALID
@@ -32,6 +32,7 @@ from .view_cmd import view
 @click.version_option(__version__, prog_name="openwop-eval")
 def main() -> None:
     """OpenWOP agent evaluation with the RFC 0246 trajectory gate."""
+    collector.tune()
 
 
 @main.command()
