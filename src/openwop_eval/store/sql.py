@@ -10,7 +10,7 @@ import json
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict
+from dataclasses import fields, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -116,7 +116,12 @@ class Store:
         with self.transaction() as tx:
             tx.execute(runs.insert().values(**row))
             _insert_events(tx, run.run_id, opening)
-        return self.get_run(run.run_id)  # type: ignore[return-value]
+        # The run as stored; its documents are those just written, not decoded back.
+        stored = self.get_run(run.run_id, documents=False)
+        if stored is None:  # another process deleted it at once: not ours to paper over
+            raise StoreError(f"run {run.run_id} vanished as it was created")
+        documents = {name: getattr(run, name) for name in _DOCUMENTS}
+        return replace(stored, **documents)
 
     def get_run(self, run_id: str, documents: bool = True) -> RunRecord | None:
         """The run; with ``documents=False`` its suite, summary and fixture source are not
@@ -283,4 +288,9 @@ _LIGHT = tuple(c for c in runs.c if c.name not in _DOCUMENTS)
 
 def _row(run: RunRecord) -> dict[str, Any]:
     """The run's columns; the store stamps ``created_at`` and ``updated_at`` itself."""
-    return {k: v for k, v in asdict(run).items() if k not in ("created_at", "updated_at")}
+    # Shallow: ``asdict`` would deep-copy the suite document, which the insert only encodes.
+    return {
+        f.name: getattr(run, f.name)
+        for f in fields(run)
+        if f.name not in ("created_at", "updated_at")
+    }
