@@ -20,6 +20,7 @@ from .codes import EXIT_INVALID
 from .compare_cmd import compare
 from .conformance_cmd import conformance
 from .grade_cmd import grade
+from .merge_cmd import merge
 from .render import plain, print_problems
 from .report_cmd import report
 from .run_cmd import run
@@ -76,6 +77,7 @@ def _dump(source: str, valid: bool, problems: Sequence[Problem]) -> None:
 main.add_command(run)
 main.add_command(grade)
 main.add_command(verify)
+main.add_command(merge)
 main.add_command(report)
 main.add_command(view)
 main.add_command(serve)

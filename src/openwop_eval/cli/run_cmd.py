@@ -22,6 +22,7 @@ from ..agents import (
 from ..core import SuiteError
 from ..core.rubric import Judge
 from ..judges import resolve_judge
+from ..log.shards import Shard
 from ..runner import Recording, merge_recordings
 from ..runner.api import resume_async, run_suite_async
 from ..runner.events import read_jsonl
@@ -103,6 +104,12 @@ from .shell import (
     help="Replay tool responses recorded in an earlier run's event log; repeatable.",
 )
 @click.option("--live-shadow", is_flag=True, help="Ignore fixtures and use live tools.")
+@click.option(
+    "--shard",
+    metavar="I/N",
+    help="Run only shard I of N of the (task, trial) pairs; merge the shards' --events files"
+    " with `openwop-eval merge` for the verdict.",
+)
 @click.option("--store", "store_url", metavar="URL", help="Database URL of the run store.")
 @click.option("--resume", "resume_id", metavar="RUN_ID", help="Run only what RUN_ID is missing.")
 @click.option("--agent-id", help="The agentId recorded in the events.")
@@ -129,6 +136,7 @@ def run(
     tools_spec: str | None,
     fixtures_from: tuple[str, ...],
     live_shadow: bool,
+    shard: str | None,
     store_url: str | None,
     resume_id: str | None,
     agent_id: str | None,
@@ -144,7 +152,10 @@ def run(
     1 if it did not, 2 on invalid input, 3 if the run could not complete."""
     out_console, err = consoles()
     _check_usage(err, suite, agent_spec, resume_id, fixtures_from, live_shadow)
-    options = RunOptions(concurrency=concurrency, timeout_s=timeout_s, live_shadow=live_shadow)
+    _check_shard(err, shard, resume_id, events)
+    options = RunOptions(
+        concurrency=concurrency, timeout_s=timeout_s, live_shadow=live_shadow, shard=shard
+    )
     store = open_store(err, store_url)
     endpoint = _AgentEndpoint(agent_base_url, agent_api_key, tool_catalog, prices)
     try:
@@ -184,6 +195,9 @@ def run(
     print_modes(out_console, result.summary)
     if result.budget_exhausted:
         err.print("[yellow]maxCostUsd was exceeded: trials after that point did not run[/yellow]")
+    if shard is not None:  # its summary counts the other shards' trials as not run
+        err.print(f"shard {shard} completed; the verdict is the merge's (openwop-eval merge)")
+        sys.exit(EXIT_OK)
     sys.exit(EXIT_OK if result.summary["passed"] else EXIT_FAILED)
 
 
@@ -282,6 +296,21 @@ def _check_usage(
             "a resumed run serves the fixtures it was started with;"
             " --fixtures-from and --live-shadow cannot be given with --resume",
         )
+
+
+def _check_shard(
+    err: Console, shard: str | None, resume_id: str | None, events: str | None
+) -> None:
+    if shard is None:
+        return
+    if resume_id is not None:
+        usage(err, "a resumed run keeps its shard; --shard cannot be given with --resume")
+    if events is None:
+        usage(err, "a shard's --events file is what `openwop-eval merge` merges: give --events")
+    try:
+        Shard.parse(shard)
+    except ValueError as exc:
+        usage(err, f"--shard: {exc}")
 
 
 def _recording(specs: tuple[str, ...], tasks: list[str] | None) -> Recording | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -230,6 +230,10 @@ def check_runnable(request: RunRequest) -> None:
         raise RunError("live-shadow runs need a suite whose modes include live-shadow")
     if request.options.concurrency < 1:
         raise RunError("concurrency must be at least 1")
+    try:
+        request.options.slice  # noqa: B018 (parsed to be checked)
+    except ValueError as exc:
+        raise RunError(str(exc)) from None
     modes = request.terms.modes
     if modes is not None and not set(modes) <= set(suite.modes):
         raise RunError(f"modes {sorted(set(modes) - set(suite.modes))} are not the suite's")
@@ -313,6 +317,8 @@ async def resume_async(
     options = options or RunOptions(
         **{k: v for k, v in saved.items() if k in RunOptions.__dataclass_fields__}
     )
+    # A shard stays its slice: new options change how it runs, never which trials are its.
+    options = replace(options, shard=saved.get("shard"))
     chosen = agent if agent is not None else reopened.run.agent_spec
     if isinstance(chosen, str) and chosen.startswith("python-object:"):
         raise RunError(f"run {run_id} was started with an in-process agent; pass the agent again")

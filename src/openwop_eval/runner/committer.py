@@ -23,6 +23,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 
+from ..core import GradingPlan
 from .events import EventWriter
 from .trial import Finished, TrialOutcome, finish_trial
 
@@ -38,12 +39,14 @@ class Committer:
     def __init__(
         self,
         writer: EventWriter,
+        plan: GradingPlan,
         fold: Callable[[TrialOutcome], None],
         delivered: Delivered,
         max_batch: int = 256,
         max_waiting: int = 1024,
     ) -> None:
         self._writer = writer
+        self._plan = plan
         self._fold = fold
         self._delivered = delivered
         self._broken = False  # the thread's own flag: the store failed, commit nothing more
@@ -138,7 +141,7 @@ class Committer:
         failure: BaseException | None = None
         try:
             for done in batch:
-                outcome = finish_trial(done)
+                outcome = finish_trial(self._plan, done)
                 task_id, index = done.key
                 diagnostics = (task_id, index, outcome.invocation_id, outcome.diagnostics)
                 self._writer.write(outcome.events, diagnostics)

@@ -17,31 +17,41 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from fractions import Fraction
-from typing import IO, Any, Protocol, TypeAlias
+from typing import IO, Any, Protocol
 
 from ..agents.base import Agent
-from ..core import GradingPlan, SuiteGrade, SuiteTally, TrialRecord, plan_suite, summary_dict
+from ..core import GradingPlan, SuiteGrade, SuiteTally, plan_suite, summary_dict
+from ..core.names import EXT_SHARD
 from ..core.plan import RunTerms
 from ..core.rubric import Judge
 from ..core.safety import SafetyPolicy
 from ..core.stats import decimal, decimal_sum
-from ..log.audit import completed_payload, recompute, regrade
-from ..log.names import EVAL_COMPLETED, EVAL_STARTED, RUN_COMPLETED, RUN_STARTED, workflow_id
+from ..log.audit import completed_payload
+from ..log.names import (
+    EVAL_COMPLETED,
+    EVAL_STARTED,
+    EXT,
+    RUN_COMPLETED,
+    RUN_STARTED,
+    workflow_id,
+)
 from ..log.replay import replay
+from ..log.shards import Shard, ShardMark, document_digest
 from ..log.terms import started_payload
 from ..store import EventRow, RunRecord, Store
 from ..suitefile import LoadedSuite
 from .baseline import diff_ref
 from .committer import Committer
+from .detail import Diagnostics, detail
 from .ending import end_run, failure_of, writer_for
 from .events import EventWriter, new_id, pending
 from .fixtures import FixtureSource
 from .safety import policy_to_json
 from .tools import LiveTool
-from .trial import TrialOutcome, TrialSetup, run_trial
+from .trial import Finished, TrialOutcome, TrialSetup, run_trial
 
 
 @dataclass(frozen=True)
@@ -51,18 +61,29 @@ class RunOptions:
     tenant: str = "local"
     live_shadow: bool = False
     """Ignore fixtures and call live tools (only for suites that declare ``live-shadow``)."""
+    shard: str | None = None
+    """``I/N``: run only this shard's (task, trial) pairs (see :mod:`openwop_eval.log.shards`);
+    the trials of the other shards count as not run until the shards are merged."""
+
+    @property
+    def slice(self) -> Shard | None:
+        return Shard.parse(self.shard) if self.shard is not None else None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+class TrialExecutor(Protocol):
+    """Runs trials somewhere else than on the event loop (a Ray cluster): the run's driver
+    still grades and commits every trial, so where a trial ran never changes its verdict."""
+
+    async def run(self, setup: TrialSetup) -> Finished: ...
 
 
 class Observer(Protocol):
     def started(self, run_id: str, total: int, done: int) -> None: ...
 
     def finished(self, outcome: TrialOutcome) -> None: ...
-
-
-Diagnostics: TypeAlias = dict[tuple[str, int], dict[str, Any]]
 
 
 @dataclass
@@ -117,6 +138,8 @@ class Execution:
     """The modes in effect, the baseline and the safety bar: recorded in ``eval.started``."""
     safety: SafetyPolicy | None = None
     """What adversarial runs detect (the defaults when None)."""
+    executor: TrialExecutor | None = None
+    """Where trials run: None runs each in this process, on the event loop."""
 
     @property
     def plan(self) -> GradingPlan:
@@ -149,6 +172,15 @@ def prepare_run(
         terms = replace(terms, baseline=diff_ref(run_id, terms.baseline, execution.store))
         execution.terms = terms
     eval_started = started_payload(suite, terms, (extra or {}).get("fixtureRuns"))
+    shard = execution.options.slice
+    if shard is not None:  # what merging the shards checks: the slice and what ran
+        mark = ShardMark(
+            shard,
+            document_digest(suite_doc),
+            document_digest(execution.fixtures.to_json()),
+            execution.agent.agent_id,
+        )
+        eval_started[EXT] = {**eval_started.get(EXT, {}), EXT_SHARD: mark.as_json()}
     stored = {**execution.options.as_dict(), **(extra or {})}
     detectors = execution.detectors
     if detectors is not None:
@@ -240,8 +272,12 @@ async def _execute(
     done, spent = await asyncio.to_thread(_prior, execution.store, run_id, tally)
     budget = _budget(plan)
     exhausted = budget is not None and spent > budget
+    shard = execution.options.slice
+    total = plan.count * len(plan.tasks)
+    if shard is not None:
+        total = len(range(shard.index - 1, total, shard.count))
     if execution.observer is not None:
-        execution.observer.started(run_id, plan.count * len(plan.tasks), len(done))
+        execution.observer.started(run_id, total, len(done))
     observer = execution.observer
 
     def delivered(outcomes: list[TrialOutcome]) -> None:
@@ -249,12 +285,17 @@ async def _execute(
             for outcome in outcomes:
                 observer.finished(outcome)
 
-    committer = Committer(writer, lambda o: tally.add_grade(o.grade), delivered)
+    committer = Committer(writer, plan, lambda o: tally.add_grade(o.grade), delivered)
+    play = execution.executor.run if execution.executor is not None else run_trial
     holder.append(committer)
     detectors = execution.detectors
     # Each worker takes the next missing trial: memory is O(concurrency), not O(trials).
+    width = len(plan.tasks)
     todo = (
-        (task, i) for i in range(plan.count) for task in plan.tasks if (task.task_id, i) not in done
+        (task, i)
+        for i in range(plan.count)
+        for position, task in enumerate(plan.tasks)
+        if (task.task_id, i) not in done and (shard is None or shard.holds(position, i, width))
     )
 
     async def worker() -> None:
@@ -262,9 +303,8 @@ async def _execute(
         for task, index in todo:
             if exhausted:
                 return
-            finished = await run_trial(
+            finished = await play(
                 TrialSetup(
-                    plan,
                     task,
                     index,
                     execution.agent,
@@ -284,7 +324,7 @@ async def _execute(
             # host's requests are served meanwhile, and each turn's trials commit together.
             await asyncio.sleep(0)
 
-    count = max(1, min(execution.options.concurrency, plan.count * len(plan.tasks)))
+    count = max(1, min(execution.options.concurrency, total))
     workers = [asyncio.ensure_future(worker()) for _ in range(count)]
     try:
         await asyncio.gather(*workers)
@@ -347,32 +387,6 @@ def _complete(store: Store, run_id: str, writer: EventWriter, summary: dict[str,
     )
     writer.flush()
     store.set_status(run_id, "completed", summary=summary)
-
-
-def detail(store: Store, loaded: LoadedSuite, run_id: str) -> tuple[SuiteGrade, Diagnostics]:
-    """A run's grade trial by trial, with the diagnostics people read, from the store."""
-    diagnostics = store.trial_results(run_id)
-    _summary, grade = decide(loaded, store.iter_events(run_id), diagnostics)
-    return grade, diagnostics
-
-
-def decide(
-    loaded: LoadedSuite, docs: Iterable[dict[str, Any]], diagnostics: Diagnostics
-) -> tuple[dict[str, Any], SuiteGrade]:
-    """The summary from the log alone, as any auditor computes it, and the same grade with
-    the local diagnostics (outputs, error messages) put back for the reasons people read;
-    the numbers and verdicts cannot differ, the scores being recorded facts."""
-    done = recompute(loaded.suite, docs)
-    records = done.log.records
-    grade = regrade(done, [_enrich(r, diagnostics.get((r.task_id, r.index))) for r in records])
-    return done.summary, grade
-
-
-def _enrich(record: TrialRecord, extra: dict[str, Any] | None) -> TrialRecord:
-    if not extra:
-        return record
-    error = extra.get("error") if record.error is not None else None
-    return replace(record, output=extra.get("output"), error=error or record.error)
 
 
 def _budget(plan: GradingPlan) -> Fraction | None:

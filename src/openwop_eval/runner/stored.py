@@ -7,7 +7,8 @@ from ..core import SuiteError
 from ..store import Store
 from ..suitefile import parse_suite
 from .api import RunError
-from .run import RunResult, decide
+from .detail import decide
+from .run import RunResult
 
 
 def stored_result(store: Store, run_id: str) -> RunResult:

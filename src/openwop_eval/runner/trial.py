@@ -34,7 +34,9 @@ from .tools import FixtureBook, LiveTool, ToolBoundary
 
 @dataclass(frozen=True)
 class TrialSetup:
-    plan: GradingPlan
+    """What runs one trial (anywhere: an executor may send it to another process); the
+    plan that grades it stays with the run."""
+
     task: CompiledTask
     trial: int
     agent: Agent
@@ -127,11 +129,11 @@ async def run_trial(setup: TrialSetup) -> Finished:
     return Finished(setup, boundary, invoked, record, started, diagnostics, utc_stamp())
 
 
-def finish_trial(done: Finished) -> TrialOutcome:
+def finish_trial(plan: GradingPlan, done: Finished) -> TrialOutcome:
     """Grade the trial and give it its closing events (bounded CPU work: run it off the
     event loop, which a host shares with its requests)."""
     setup, boundary, record = done.setup, done.boundary, done.record
-    grade = grade_trial(setup.plan, setup.task, record)
+    grade = grade_trial(plan, setup.task, record)
     done.diagnostics["calls"] = [c.as_dict() for c in boundary.calls]
     closing = _closing_events(setup, boundary, done.invoked, grade, record, done.ended_at)
     events = [done.started, *boundary.events, *closing]
