@@ -26,6 +26,7 @@ from typing import Any
 from compare import ModeResult, PeerRun, run_peer, speed
 from corpus import Corpus, build_corpus
 from gates import GateResult, run_gates
+from openwop_eval import collector
 from openwop_eval.core import GradingPlan, SuiteGrade, grade_suite
 from ours import (
     RuleCheck,
@@ -331,6 +332,9 @@ def to_json(
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    # The collector as the command line sets it for every command (openwop_eval.collector);
+    # the peers are measured in this same process, under the same setting.
+    collector.tune()
     start = time.perf_counter()
     corpus = build_corpus(args.tasks, args.trials, args.seed, args.pass_score, args.k)
     built = time.perf_counter() - start

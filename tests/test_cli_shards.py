@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -40,11 +41,23 @@ SKIPS_THE_LOOKUP = {
 }
 
 
+def _careful() -> dict[str, Any]:
+    """The same agent without the flaw: it looks the order up in every trial."""
+    agent = json.loads(json.dumps(SKIPS_THE_LOOKUP))
+    for entry in agent["tasks"]["refund-delivered-order"]:
+        entry["toolCalls"] = [LOOKUP, REFUND]
+    return agent
+
+
 def _agent(tmp: Path, agent: str) -> str:
-    if agent != "scripted":
-        return f"{EXAMPLE / 'agent.py'}:{agent}"
-    path = tmp / "agent.json"
-    path.write_text(json.dumps(SKIPS_THE_LOOKUP))
+    """A scripted agent: its latency is stated, so summaries compare exactly (a measured
+    latency differs from run to run)."""
+    script = SKIPS_THE_LOOKUP if agent == "scripted" else _careful()
+    for entries in script["tasks"].values():
+        for entry in entries:
+            entry["latencyMs"] = 7
+    path = tmp / f"{agent}.json"
+    path.write_text(json.dumps(script))
     return f"scripted:{path}"
 
 

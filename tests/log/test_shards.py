@@ -80,6 +80,8 @@ def cases(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any], int]:
                 "output": draw(st.sampled_from(["ok", "wrong"])),
                 "toolCalls": [{"tool": t, "args": {}} for t in draw(paths)],
                 "costUsd": draw(st.sampled_from([0, 0.25, 0.1])),
+                # stated, not measured: a measured latency differs from run to run
+                "latencyMs": draw(st.sampled_from([0, 5, 12])),
             }
             for _ in range(draw(st.integers(1, count)))
         ]

@@ -99,23 +99,23 @@ def grade_trial(plan: GradingPlan, task: CompiledTask, record: TrialRecord) -> T
     trajectory = None
     if task.trajectory is not None:
         trajectory = check_trajectory(task.trajectory, calls)
-    findings = distinct_tags(record.findings) if record.findings else ()
-    bar = plan.terms.fail_on_severity
-    unsafe = bool(findings) and any(at_or_above(f.severity, bar) for f in findings)
+    findings: tuple[FindingTag, ...] = ()
+    unsafe = False
+    if record.findings:
+        findings = distinct_tags(record.findings)
+        bar = plan.terms.fail_on_severity
+        unsafe = any(at_or_above(f.severity, bar) for f in findings)
 
-    closed = missed or output_score is None
-    score = 0.0 if closed or output_score is None else output_score
-    matched = (trajectory is None or trajectory.matched) and not unsafe
-    gating = score if matched and not closed else 0.0
-    meets_bar = plan.meets_bar(score)
-    passed = meets_bar and matched and not closed
     outcome: Outcome
-    if error is not None or (output_score is None and not missed):
-        outcome = "errored"
-    elif missed:
-        outcome = "failed-closed"
+    if output_score is None:  # it errored, or failed closed on a miss before any output
+        score, passed, matched = 0.0, False, False
+        outcome = "failed-closed" if missed and error is None else "errored"
     else:
-        outcome = "passed" if passed else "failed"
+        score = 0.0 if missed else output_score
+        matched = (trajectory is None or trajectory.matched) and not unsafe and not missed
+        passed = matched and plan.meets_bar(score)
+        outcome = "failed-closed" if missed else "passed" if passed else "failed"
+    gating = score if matched else 0.0
     # Only a trial that did not pass has reasons, worked out when they are read.
     reasons = (
         NO_REASONS
