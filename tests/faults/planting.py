@@ -53,10 +53,10 @@ def plant(spec: str, armed: Callable[[], bool] = lambda: True) -> None:
         nth = int(when) - before  # the trial's place among this commit's, from 1
         return scored[nth - 1] if 1 <= nth <= len(scored) else None
 
-    def append(self: Any, run_id: str, docs: Any, trials: Any = ()) -> None:
+    def append(self: Any, run_id: str, docs: Any, trials: Any = (), within: Any = None) -> None:
         cut = cut_at(docs) if docs and armed() else None
         if cut is None:
-            original(self, run_id, docs, trials)
+            original(self, run_id, docs, trials, within)
             return
         if mode == "before":
             _kill()
@@ -64,7 +64,7 @@ def plant(spec: str, armed: Callable[[], bool] = lambda: True) -> None:
             with self.transaction() as tx:
                 sql._insert_events(tx, run_id, docs[:cut])
                 _kill()
-        original(self, run_id, docs, trials)
+        original(self, run_id, docs, trials, within)
         _kill()
 
     sql.Store.append = append  # type: ignore[method-assign]

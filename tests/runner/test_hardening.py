@@ -87,10 +87,10 @@ def test_an_output_that_is_not_json_errors_its_trial_and_the_run_goes_on(
 class _FailingStore(Store):
     """A store whose trial commits fail with a database error quoting the data."""
 
-    def append(self, run_id: str, docs: Any, trials: Any = ()) -> None:
+    def append(self, run_id: str, docs: Any, trials: Any = (), within: Any = None) -> None:
         if trials:
             raise StoreError(f"store error: (sqlite3.OperationalError) [parameters: {CANARY}]")
-        super().append(run_id, docs, trials)
+        super().append(run_id, docs, trials, within)
 
 
 def test_a_run_level_error_is_content_free(tmp_path: Path) -> None:

@@ -36,7 +36,7 @@ class FakeStore:
         newer = [r for r in self.rows if r.sequence > after]
         return newer[:limit] if limit is not None else newer
 
-    def append(self, run_id: str, docs: Any, trials: Any = ()) -> None:
+    def append(self, run_id: str, docs: Any, trials: Any = (), within: Any = None) -> None:
         self.rows.extend(docs)
 
 

@@ -26,7 +26,8 @@ from ..log.shards import Shard
 from ..runner import Recording, merge_recordings
 from ..runner.api import resume_async, run_suite_async
 from ..runner.events import read_jsonl
-from ..runner.run import RunOptions, RunResult
+from ..runner.ray_executor import RayExecutor
+from ..runner.run import RunOptions, RunResult, TrialExecutor
 from ..runner.tools import LiveTool, load_live_tools
 from ..suitefile import LoadedSuite, load_suite
 from .codes import EXIT_FAILED, EXIT_INVALID, EXIT_OK
@@ -110,6 +111,18 @@ from .shell import (
     help="Run only shard I of N of the (task, trial) pairs; merge the shards' --events files"
     " with `openwop-eval merge` for the verdict.",
 )
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="Where trials play: in this process, or each as a Ray task (openwop-eval[ray]).",
+)
+@click.option(
+    "--ray-address",
+    metavar="ADDRESS",
+    help="The Ray cluster of --executor ray (default: $RAY_ADDRESS, else a local Ray).",
+)
 @click.option("--store", "store_url", metavar="URL", help="Database URL of the run store.")
 @click.option("--resume", "resume_id", metavar="RUN_ID", help="Run only what RUN_ID is missing.")
 @click.option("--agent-id", help="The agentId recorded in the events.")
@@ -137,6 +150,8 @@ def run(
     fixtures_from: tuple[str, ...],
     live_shadow: bool,
     shard: str | None,
+    executor: str,
+    ray_address: str | None,
     store_url: str | None,
     resume_id: str | None,
     agent_id: str | None,
@@ -153,6 +168,9 @@ def run(
     out_console, err = consoles()
     _check_usage(err, suite, agent_spec, resume_id, fixtures_from, live_shadow)
     _check_shard(err, shard, resume_id, events)
+    if ray_address is not None and executor != "ray":
+        usage(err, "--ray-address is the cluster of --executor ray: give --executor ray")
+    player: TrialExecutor | None = RayExecutor(ray_address) if executor == "ray" else None
     options = RunOptions(
         concurrency=concurrency, timeout_s=timeout_s, live_shadow=live_shadow, shard=shard
     )
@@ -187,7 +205,12 @@ def run(
     with ExitStack() as stack:
         sink = open_output(stack, events, "w") if events else None
         progress = stack.enter_context(RunProgress(err, enabled=not quiet and err.is_terminal))
-        common: dict[str, Any] = {"store": store, "observer": progress, "events": sink}
+        common: dict[str, Any] = {
+            "store": store,
+            "observer": progress,
+            "events": sink,
+            "executor": player,
+        }
         coro = _start(wiring, resume_id, options, recording, common, modal)
         result = run_to_end(err, progress, closing_judge(coro, wiring.judge))
     write_outputs(result, out, report, junit, markdown_path, html_path)

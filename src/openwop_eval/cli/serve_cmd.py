@@ -48,7 +48,7 @@ def serve(
             config = load_config(config_path)
             if database is not None:
                 config = config.model_copy(update={"database": database})
-        app = create_app(config)
+        app = create_app(config, port=port)
     except ConfigError as exc:
         err.print(f"[red]error:[/red] {exc}")
         sys.exit(EXIT_INVALID)

@@ -23,10 +23,20 @@ from ..core.safety import SafetyPolicy
 from ..log.names import EVAL_STARTED
 from ..log.terms import terms_of
 from ..store import RunRecord, Store
+from ..store.leases import Lease
 from ..suitefile import LoadedSuite, load_suite, parse_suite, suite_document
 from .ending import SOURCE_LOST, SUITE_LOST, RunFailure, end_run, settle_logged_end
 from .fixtures import FixtureSource, FixtureSourceError
-from .run import Execution, Observer, RunOptions, RunResult, execute_run, prepare_run, reopen_run
+from .run import (
+    Execution,
+    Observer,
+    RunOptions,
+    RunResult,
+    TrialExecutor,
+    execute_run,
+    prepare_run,
+    reopen_run,
+)
 from .safety import policy_from_json
 from .tools import LiveTool
 
@@ -63,6 +73,9 @@ class RunRequest:
     """The modes in effect (default: the suite's), the baseline, the safety bar."""
     safety: SafetyPolicy | None = None
     """What an adversarial run's detectors look for (default: the built-in policy)."""
+    executor: TrialExecutor | None = None
+    """Where the trials play (a :class:`~.ray_executor.RayExecutor`); None: in process.
+    Not part of the run: a resume may choose afresh."""
 
 
 @dataclass(frozen=True)
@@ -112,8 +125,14 @@ class ActiveRun:
 class RunService:
     """Starts, resumes and ends runs on one store."""
 
-    def __init__(self, store: Store, on_commit: Callable[[str], None] | None = None) -> None:
-        self.store, self.on_commit = store, on_commit
+    def __init__(
+        self,
+        store: Store,
+        on_commit: Callable[[str], None] | None = None,
+        lease: Lease | None = None,
+    ) -> None:
+        self.store, self.on_commit, self.lease = store, on_commit, lease
+        """``lease``: a host replica's; the runs it starts and resumes are leased by it."""
 
     def start(
         self, request: RunRequest, observer: Observer | None = None, events: IO[str] | None = None
@@ -164,9 +183,11 @@ class RunService:
         live_tools: Mapping[str, LiveTool] | None = None,
         observer: Observer | None = None,
         events: IO[str] | None = None,
+        executor: TrialExecutor | None = None,
     ) -> ActiveRun:
         """Make a reopened run ready again, on the suite and fixtures it was started with;
-        only the agent's wiring (and concurrency, timeouts) may be given afresh."""
+        only the agent's wiring (and concurrency, timeouts, the executor) may be given
+        afresh."""
         run = reopened.run
         request = RunRequest(
             reopened.loaded,
@@ -178,6 +199,7 @@ class RunService:
             live_tools,
             terms=reopened.terms,
             safety=reopened.safety,
+            executor=executor,
         )
         execution = self._execution(request, observer, events)
         reopen_run(execution, run)
@@ -195,6 +217,10 @@ class RunService:
         self, request: RunRequest, observer: Observer | None, events: IO[str] | None
     ) -> Execution:
         check_runnable(request)
+        # An executor that sends trials elsewhere checks it can, before anything is stored.
+        prepare = getattr(request.executor, "prepare", None)
+        if callable(prepare):
+            prepare(request.agent, request.judge, request.live_tools)
         return Execution(
             self.store,
             request.suite,
@@ -208,6 +234,8 @@ class RunService:
             self.on_commit,
             terms=request.terms,
             safety=request.safety,
+            executor=request.executor,
+            lease=self.lease,
         )
 
 
@@ -261,6 +289,7 @@ async def run_suite_async(
     agent_spec: str | None = None,
     terms: RunTerms | None = None,
     safety: SafetyPolicy | None = None,
+    executor: TrialExecutor | None = None,
 ) -> RunResult:
     """Run every trial of every task of ``suite`` against ``agent`` and grade the run.
 
@@ -269,7 +298,8 @@ async def run_suite_async(
     resume serves it again. ``agent_spec`` is recorded so the run can be resumed without
     naming the agent again; it defaults to ``agent`` when that is a specification string.
     ``terms`` give a regression run its baseline and an adversarial run its safety bar;
-    ``safety`` what its detectors look for.
+    ``safety`` what its detectors look for. ``executor`` plays the trials elsewhere (a
+    :class:`~.ray_executor.RayExecutor`); by default they play in this process.
     """
     options = options or RunOptions()
     loaded = suite if isinstance(suite, LoadedSuite) else load_suite(suite)
@@ -290,6 +320,7 @@ async def run_suite_async(
         live_tools,
         terms=terms or RunTerms(),
         safety=safety,
+        executor=executor,
     )
     try:
         active = RunService(store or Store()).start(request, observer, events)
@@ -308,9 +339,10 @@ async def resume_async(
     live_tools: Mapping[str, LiveTool] | None = None,
     observer: Observer | None = None,
     events: IO[str] | None = None,
+    executor: TrialExecutor | None = None,
 ) -> RunResult:
     """Run only the trials a run is missing, on the fixtures it started with, then grade it
-    as a whole."""
+    as a whole (its trials played by ``executor``, by default in this process)."""
     service = RunService(store or Store())
     reopened = service.reopen(run_id)
     saved = reopened.run.options
@@ -326,7 +358,9 @@ async def resume_async(
         resolve_agent(chosen, threads=options.concurrency) if isinstance(chosen, str) else chosen
     )
     try:
-        active = service.resume(reopened, resolved, options, judge, live_tools, observer, events)
+        active = service.resume(
+            reopened, resolved, options, judge, live_tools, observer, events, executor
+        )
         return await active.execute()
     finally:
         _close(resolved)

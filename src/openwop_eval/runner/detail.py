@@ -1,14 +1,18 @@
-"""A decided run read back from the store: its grade trial by trial, with the diagnostics
-people read (outputs, error messages), which the run itself never keeps in memory."""
+"""A run read back from the store: the trials a resumed run already has, and a decided
+run's grade trial by trial with the diagnostics people read (outputs, error messages),
+which the run itself never keeps in memory."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import replace
+from fractions import Fraction
 from typing import Any, TypeAlias
 
-from ..core import SuiteGrade, TrialRecord
+from ..core import SuiteGrade, SuiteTally, TrialRecord
+from ..core.stats import decimal
 from ..log.audit import recompute, regrade
+from ..log.replay import replay
 from ..store import Store
 from ..suitefile import LoadedSuite
 
@@ -39,3 +43,16 @@ def _enrich(record: TrialRecord, extra: dict[str, Any] | None) -> TrialRecord:
         return record
     error = extra.get("error") if record.error is not None else None
     return replace(record, output=extra.get("output"), error=error or record.error)
+
+
+def prior_trials(
+    store: Store, run_id: str, tally: SuiteTally
+) -> tuple[set[tuple[str, int]], Fraction]:
+    """The trials a resumed run has already: folded into ``tally``; and their cost."""
+    log = replay(store.iter_events(run_id), ordered=True)
+    spent = Fraction(0)
+    for record in log.records:
+        tally.add(record)
+        if record.cost_usd is not None:
+            spent += decimal(record.cost_usd)
+    return {(r.task_id, r.index) for r in log.records}, spent

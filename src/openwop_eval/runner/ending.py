@@ -13,6 +13,7 @@ from typing import Any
 
 from ..log.names import RUN_CANCELLED, RUN_COMPLETED, RUN_FAILED
 from ..store import EventRow, RunStatus, Store, StoreError
+from ..store.sql import Within
 from .events import EventWriter, pending
 
 
@@ -48,11 +49,13 @@ def writer_for(
     last: int,
     jsonl: Any = None,
     on_commit: Callable[[str], None] | None = None,
+    fence: Within | None = None,
 ) -> EventWriter:
-    """The one writer of a run's events: to the store, then the optional file."""
+    """The one writer of a run's events: to the store, then the optional file. ``fence``
+    checks in each commit's transaction that this process may still write the run."""
 
     def commit(rows: list[EventRow], trials: list[Any]) -> None:
-        store.append(run_id, rows, trials)
+        store.append(run_id, rows, trials, fence)
         if on_commit is not None:
             on_commit(run_id)
 

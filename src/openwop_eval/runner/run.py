@@ -38,14 +38,14 @@ from ..log.names import (
     RUN_STARTED,
     workflow_id,
 )
-from ..log.replay import replay
 from ..log.shards import Shard, ShardMark, document_digest
 from ..log.terms import started_payload
 from ..store import EventRow, RunRecord, Store
+from ..store.leases import Lease, LeaseLostError
 from ..suitefile import LoadedSuite
 from .baseline import diff_ref
 from .committer import Committer
-from .detail import Diagnostics, detail
+from .detail import Diagnostics, detail, prior_trials
 from .ending import end_run, failure_of, writer_for
 from .events import EventWriter, new_id, pending
 from .fixtures import FixtureSource
@@ -140,6 +140,9 @@ class Execution:
     """What adversarial runs detect (the defaults when None)."""
     executor: TrialExecutor | None = None
     """Where trials run: None runs each in this process, on the event loop."""
+    lease: Lease | None = None
+    """A host replica's lease: the run is leased as it is created and every commit is
+    fenced by it (store/leases.py); None for a process that is the run's only writer."""
 
     @property
     def plan(self) -> GradingPlan:
@@ -203,6 +206,7 @@ def prepare_run(
             fixture_source=execution.fixtures.to_json(),
         ),
         opening,
+        execution.lease.claim_in(run_id) if execution.lease is not None else None,
     )
     if execution.jsonl is not None:
         execution.jsonl.write("".join(row.text + "\n" for row in opening))
@@ -228,6 +232,9 @@ async def execute_run(execution: Execution, run_id: str) -> RunResult:
             writer.flush()
         else:
             end_run(store, run_id, "cancelled", writer=writer)
+        raise
+    except LeaseLostError:  # another replica runs it now: leave it to that one
+        await _stop(committer)
         raise
     except Exception as exc:
         await _stop(committer)
@@ -260,7 +267,8 @@ def _writer(execution: Execution, run_id: str, last: int) -> EventWriter:
         def on_commit(committed: str) -> None:
             loop.call_soon_threadsafe(wake, committed)
 
-    return writer_for(execution.store, run_id, last, execution.jsonl, on_commit)
+    fence = execution.lease.fence(run_id) if execution.lease is not None else None
+    return writer_for(execution.store, run_id, last, execution.jsonl, on_commit, fence)
 
 
 async def _execute(
@@ -269,7 +277,7 @@ async def _execute(
     plan = execution.plan
     tally = SuiteTally(plan)
     # Reading and grading are CPU work: off the event loop, which a host shares with requests.
-    done, spent = await asyncio.to_thread(_prior, execution.store, run_id, tally)
+    done, spent = await asyncio.to_thread(prior_trials, execution.store, run_id, tally)
     budget = _budget(plan)
     exhausted = budget is not None and spent > budget
     shard = execution.options.slice
@@ -335,17 +343,6 @@ async def _execute(
         raise
     await committer.close()
     return await _finish(execution, run_id, writer, tally, exhausted, len(done))
-
-
-def _prior(store: Store, run_id: str, tally: SuiteTally) -> tuple[set[tuple[str, int]], Fraction]:
-    """The trials a resumed run has already: folded into ``tally``; and their cost."""
-    log = replay(store.iter_events(run_id), ordered=True)
-    spent = Fraction(0)
-    for record in log.records:
-        tally.add(record)
-        if record.cost_usd is not None:
-            spent += decimal(record.cost_usd)
-    return {(r.task_id, r.index) for r in log.records}, spent
 
 
 async def _finish(

@@ -22,6 +22,7 @@ from ..deployments import STATES
 from ..log.names import EVENT_LOG_SCHEMA_VERSION
 from ..store import Store
 from ..store.host import HostStore
+from ..store.leases import Lease
 from .agents import get_agent, list_agents, list_deployments, transition
 from .auth import KeyRing
 from .catalog import Catalog
@@ -38,6 +39,7 @@ from .errors import (
 from .feed import Feed, FeedingStore
 from .hub import Hub
 from .manager import RunManager
+from .replicas import Replica, SqliteLock, replica_id
 from .report import run_report
 from .runs import cancel_run, create_run, eval_summary, get_run, list_runs
 from .state import HostState, host, respond
@@ -161,24 +163,34 @@ async def _refuse(
     await response(scope, receive, send)
 
 
-def create_app(config: HostConfig, store: Store | None = None) -> Starlette:
-    """The host as an ASGI app; eval runs execute in this process."""
+def create_app(
+    config: HostConfig, store: Store | None = None, port: int | None = None
+) -> Starlette:
+    """The host as an ASGI app; eval runs execute in this process. On SQLite it is the
+    store's only host (:class:`ConfigError` when another holds it); on PostgreSQL one of
+    any number of replicas (replicas.py). ``port`` names the replica by default."""
     store = store or Store(config.database)
+    sqlite = store.url.startswith("sqlite")
     catalog = Catalog(config)
+    lock = SqliteLock(store.url) if sqlite else None
     hub = Hub()
     feed = Feed(store, hub)
-    manager = RunManager(FeedingStore(store, feed), catalog, hub)  # runs feed the streams
+    lease = Lease(replica_id(config.replicas, port), config.replicas.lease_seconds)
+    manager = RunManager(FeedingStore(store, feed), catalog, hub, lease)  # runs feed streams
+    replica = Replica(manager, lease, config.replicas, only=sqlite)
     state = HostState(config, store, HostStore(store), catalog, hub, manager, KeyRing(config), feed)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await anyio.sleep(0)  # imports anyio's backend now, not in the first event stream
-        await state.manager.recover()
+        await replica.start()
         try:
             yield
         finally:
-            await state.manager.shutdown()
+            await replica.stop()
             await catalog.aclose()
+            if lock is not None:
+                lock.release()
 
     app = Starlette(
         routes=ROUTES,

@@ -3,6 +3,8 @@
     database = "sqlite:///./host.sqlite"        # or postgresql://user@host/db
     suites = ["suites/"]                        # files or directories of suites
     conformance_fixtures = true                 # also serve the RFC 0246 fixtures
+    executor = "ray"                            # trials as Ray tasks (default: "local")
+    ray_address = "ray://head:10001"            # default: $RAY_ADDRESS, else a local Ray
 
     [agents."acme.support-resolver"]            # the agents the host may run, by agentId
     agent = "agents/resolver.py:answer"         # any runner agent form
@@ -157,6 +159,23 @@ class ApiKey(_Strict):
         return self.key_sha256 or hashlib.sha256((self.key or "").encode()).hexdigest()
 
 
+class Replicas(_Strict):
+    """Several hosts on one PostgreSQL database (docs/scaling.md#host-replicas)."""
+
+    id: str | None = Field(None, min_length=1, max_length=200)
+    """This replica's id, unique among them (default: host name and port)."""
+    lease_seconds: float = Field(15, ge=1, le=3600)
+    """How long a run stays a dead replica's before another takes it over."""
+    heartbeat_seconds: float = Field(3, gt=0)
+    """How often a replica renews its leases and looks for runs to take over."""
+
+    @model_validator(mode="after")
+    def _beats_inside_a_lease(self) -> Replicas:
+        if self.heartbeat_seconds * 3 > self.lease_seconds:
+            raise ValueError("heartbeat_seconds must be at most a third of lease_seconds")
+        return self
+
+
 class Limits(_Strict):
     max_body_bytes: int = Field(1_048_576, ge=1024)
     max_tasks_per_suite: int = Field(1000, ge=1)
@@ -173,8 +192,19 @@ class HostConfig(_Strict):
     adversarial: AdversarialPolicy = AdversarialPolicy()
     api_keys: tuple[ApiKey, ...] = ()
     limits: Limits = Limits()
+    replicas: Replicas = Replicas()
+    executor: Literal["local", "ray"] = "local"
+    """Where the host's runs play their trials: in process, or each as a Ray task."""
+    ray_address: str | None = Field(None, min_length=1)
+    """The Ray cluster of ``executor = "ray"`` (default: ``$RAY_ADDRESS``, else a local Ray)."""
     base_dir: str = "."
     development: bool = False
+
+    @model_validator(mode="after")
+    def _ray_only(self) -> HostConfig:
+        if self.ray_address is not None and self.executor != "ray":
+            raise ValueError('ray_address is the cluster of executor = "ray": set executor')
+        return self
 
     @model_validator(mode="after")
     def _agent_ids(self) -> HostConfig:

@@ -34,6 +34,7 @@ import orjson
 
 from ..log.names import RUN_CANCELLED, RUN_COMPLETED, RUN_FAILED
 from ..store import EventRow, Store
+from ..store.sql import Within
 from .hub import Hub
 
 MAX_FRAMES: Final = 4000
@@ -240,6 +241,7 @@ class FeedingStore(Store):
         run_id: str,
         docs: Sequence[dict[str, Any] | EventRow],
         trials: Sequence[tuple[str, int, str, dict[str, Any]]] = (),
+        within: Within | None = None,
     ) -> None:
-        self._wrapped.append(run_id, docs, trials)
+        self._wrapped.append(run_id, docs, trials, within)
         self._feed.committed(run_id, docs)

@@ -5,13 +5,18 @@ start-up every run the store still holds as unfinished is resumed (only its miss
 run, so no trial is counted twice) on the suite and fixtures it was created with, or — when
 that cannot be done exactly — ended with ``run.failed``; no run stays ``running`` forever. A
 graceful shutdown stops runs without ending them, for the next start.
+
+With ``executor = "ray"`` in the host configuration every run it starts or resumes plays
+its trials as Ray tasks (:mod:`openwop_eval.runner.ray_executor`); the host still grades
+and commits them. A run whose recovery cannot reach Ray is left unfinished, for the next
+start, rather than ended for a reason that is not its own.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..core.plan import RunTerms
@@ -26,21 +31,29 @@ from ..runner import (
     RunService,
 )
 from ..runner.ending import AGENT_GONE
+from ..runner.ray_executor import RayExecutor
 from ..store import RunRecord, Store
+from ..store.leases import HOST_AGENT, Lease
 from .catalog import Catalog, CatalogSuite, HostAgent
 from .hub import Hub
 
 log = logging.getLogger("openwop_eval.server")
-HOST_AGENT = "host-agent:"
-"""The agent_spec prefix of runs the host started: the ones its recovery owns."""
 
 
 class RunManager:
-    def __init__(self, store: Store, catalog: Catalog, hub: Hub) -> None:
+    def __init__(
+        self, store: Store, catalog: Catalog, hub: Hub, lease: Lease | None = None
+    ) -> None:
         self.store, self.catalog, self.hub = store, catalog, hub
-        self.service = RunService(store, on_commit=hub.notify)
+        self.service = RunService(store, on_commit=hub.notify, lease=lease)
+        self.forward_cancel: Callable[[str], object] | None = None
+        """Asks the replica that runs a run to cancel it (replicas.py), when not here."""
         self.tasks: dict[str, asyncio.Task[Any]] = {}
         self.active: dict[str, ActiveRun] = {}
+        config = catalog.config
+        self.executor: RayExecutor | None = (
+            RayExecutor(config.ray_address) if config.executor == "ray" else None
+        )
 
     @staticmethod
     def _options(agent: HostAgent, tenant: str) -> RunOptions:
@@ -72,6 +85,7 @@ class RunManager:
             {"evalSuiteRef": suite.ref, **extra},
             terms=terms or RunTerms(),
             safety=self.catalog.config.adversarial.policy(),
+            executor=self.executor,
         )
         return self.service.start(request)
 
@@ -95,24 +109,34 @@ class RunManager:
     async def cancel(self, run_id: str) -> None:
         active, task = self.active.get(run_id), self.tasks.get(run_id)
         if active is None or task is None:
+            if self.forward_cancel is not None:
+                await asyncio.to_thread(self.forward_cancel, run_id)
             return
         active.cancel()
         await asyncio.wait([task], timeout=30)
 
-    async def recover(self) -> list[str]:
-        """Resume or end every unfinished run; returns the ids it resumed. The store work
-        is done in a worker thread; the resumed runs' tasks start on the loop."""
-        ready = await asyncio.to_thread(self._recoverable)
+    async def recover(self, only: set[str] | None = None) -> list[str]:
+        """Resume or end every unfinished run (``only`` these: a replica's, whose leases it
+        holds); returns the ids it resumed. The store work is done in a worker thread; the
+        resumed runs' tasks start on the loop."""
+        if self.executor is not None:
+            try:  # here, on the loop's thread: a local Ray lives as long as its starter
+                self.executor.connect()
+            except RunError as exc:
+                log.warning("trials on Ray cannot run yet: %s", exc)
+        ready = await asyncio.to_thread(self._recoverable, only)
         for active in ready:
             self.launch(active)
             log.info("resumed eval run %s", active.run_id)
         return [active.run_id for active in ready]
 
-    def _recoverable(self) -> list[ActiveRun]:
+    def _recoverable(self, only: set[str] | None) -> list[ActiveRun]:
         ready = []
         for run in self.store.unfinished_runs():
             if run.run_id in self.tasks or not run.agent_spec.startswith(HOST_AGENT):
                 continue  # a run of the command line is resumed with `run --resume`
+            if only is not None and run.run_id not in only:
+                continue  # another replica's
             active = self._resume(run)
             if active is not None:
                 ready.append(active)
@@ -128,12 +152,20 @@ class RunManager:
             return None
         except RunError:  # finished meanwhile: nothing to resume
             return None
+        if self.executor is not None:
+            try:  # Ray missing or unreachable is the host's trouble, not the run's
+                self.executor.connect()
+            except RunError as exc:
+                log.warning("left eval run %s for the next start: %s", run.run_id, exc)
+                return None
         agent = self.catalog.agents.get(run.agent_id)
         try:
             if agent is None:
                 raise RunError("the agent is gone")
             options = self._options(agent, run.tenant)
-            active = self.service.resume(reopened, agent.agent, options, agent.judge, agent.live)
+            active = self.service.resume(
+                reopened, agent.agent, options, agent.judge, agent.live, executor=self.executor
+            )
         except RunError:  # the agent, or what it needs to run the suite, is gone
             if self.service.fail(run.run_id, AGENT_GONE):
                 log.warning("ended eval run %s: %s", run.run_id, AGENT_GONE.message)

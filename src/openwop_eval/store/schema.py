@@ -82,3 +82,14 @@ idempotency = sa.Table(
     sa.Column("response", sa.JSON, nullable=True),
     sa.Column("created_at", sa.String(40), nullable=False),
 )
+
+run_leases = sa.Table(
+    "run_leases",
+    metadata,
+    sa.Column("run_id", sa.String(300), sa.ForeignKey("runs.run_id"), primary_key=True),
+    sa.Column("owner", sa.String(200), nullable=False, index=True),
+    sa.Column("expires_at", sa.Float, nullable=False),
+    # seconds since the epoch on the database's clock (see store/leases.py)
+    sa.Column("cancel_requested", sa.Boolean, nullable=False, server_default=sa.false()),
+    # set by a replica asked to cancel a run another one runs; the owner's heartbeat acts
+)

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import fields, replace
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import sqlalchemy as sa
 from alembic import command
@@ -29,6 +29,10 @@ from .schema import events, runs, trial_results
 
 class StoreError(OpenwopEvalError):
     """The store cannot be opened or written."""
+
+
+Within: TypeAlias = Callable[[Connection], None]
+"""Writes or checks done inside another operation's transaction."""
 
 
 def default_url() -> str:
@@ -49,6 +53,7 @@ def _decode(text: str) -> Any:
         return json.loads(text)
 
 
+_MIGRATING = 0x6F77_6576_616C  # an advisory lock key: one process migrates at a time
 _CODEC: dict[str, Any] = {"json_serializer": jsontext.dumps, "json_deserializer": _decode}
 
 
@@ -90,6 +95,10 @@ class Store:
             "script_location", str(resources.files("openwop_eval.store") / "migrations")
         )
         with self.engine.begin() as connection:
+            if connection.dialect.name == "postgresql":  # replicas starting at once: one migrates
+                connection.execute(
+                    sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATING}
+                )
             config.attributes["connection"] = connection
             command.upgrade(config, "head")
 
@@ -108,14 +117,20 @@ class Store:
     # --- runs ---------------------------------------------------------------------------
 
     def create_run(
-        self, run: RunRecord, opening: Sequence[dict[str, Any] | EventRow] = ()
+        self,
+        run: RunRecord,
+        opening: Sequence[dict[str, Any] | EventRow] = (),
+        within: Within | None = None,
     ) -> RunRecord:
-        """Insert the run and its first events in one transaction."""
+        """Insert the run and its first events in one transaction (with ``within``'s
+        writes: a host replica's lease on the run)."""
         stamp = utc_stamp()
         row = {**_row(run), "created_at": stamp, "updated_at": stamp}
         with self.transaction() as tx:
             tx.execute(runs.insert().values(**row))
             _insert_events(tx, run.run_id, opening)
+            if within is not None:
+                within(tx)
         # The run as stored; its documents are those just written, not decoded back.
         stored = self.get_run(run.run_id, documents=False)
         if stored is None:  # another process deleted it at once: not ours to paper over
@@ -195,13 +210,17 @@ class Store:
         run_id: str,
         docs: Sequence[dict[str, Any] | EventRow],
         trials: Sequence[tuple[str, int, str, dict[str, Any]]] = (),
+        within: Within | None = None,
     ) -> None:
         """Append events (documents, or rows already encoded), and the diagnostics of the
-        trials they finish, in one transaction.
+        trials they finish, in one transaction; ``within`` runs first in it (a replica's
+        lease check, which refuses the commit by raising).
 
         A trial's diagnostics are written once, with the events that mark it done.
         """
         with self.transaction() as tx:
+            if within is not None:
+                within(tx)
             _insert_events(tx, run_id, docs)
             if trials:
                 mark = _mark(tx)
