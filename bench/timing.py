@@ -52,11 +52,18 @@ def time_runs(run: Callable[[], object], trials: int, warmup: int, repeat: int) 
         run()
     samples = []
     for _ in range(repeat):
-        # Start each run from the same heap so one run's garbage is not billed to the next.
+        # Start each run from the same heap so one run's garbage is not billed to the next,
+        # and with that heap (the corpus, results kept by earlier measurements) frozen: the
+        # collector's passes then walk only what the run itself allocates, so no system is
+        # billed for the harness's heap, which grows with the order systems are measured in.
         gc.collect()
-        start = time.perf_counter()
-        run()
-        samples.append(time.perf_counter() - start)
+        gc.freeze()
+        try:
+            start = time.perf_counter()
+            run()
+            samples.append(time.perf_counter() - start)
+        finally:
+            gc.unfreeze()
     return Timing(trials, tuple(samples))
 
 

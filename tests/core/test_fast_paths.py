@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from openwop_eval.core import ToolCall, grade_suite
 from openwop_eval.core.canonical import canonical_json
-from openwop_eval.core.grading import TaskGrade, TrialGrade
+from openwop_eval.core.grading import TaskGrade
 from openwop_eval.core.matchers import ArgMismatch, compile_args
 from openwop_eval.core.predicates import predicate
 from openwop_eval.core.reasons import NO_REASONS, Reason, Reasons
@@ -262,7 +262,7 @@ def test_the_remembered_bar_is_the_exact_bar(compiled: Any, score: float) -> Non
         assert compiled.meets_bar(score) is (decimal(score) >= compiled.pass_score)
 
 
-@pytest.mark.parametrize("cls", [TrialGrade, TaskGrade, Reason, ArgMismatch, TrajectoryResult])
+@pytest.mark.parametrize("cls", [TaskGrade, Reason, ArgMismatch, TrajectoryResult])
 def test_a_quick_init_takes_what_the_generated_one_took(cls: type) -> None:
     fields = dataclasses.fields(cls)
     spec = [(f.name, f.type, dataclasses.field(default=f.default)) for f in fields]

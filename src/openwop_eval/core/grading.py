@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Literal, TypeAlias
+from typing import Literal, NamedTuple, TypeAlias
 
 from .frozen import quick_init
 from .plan import CompiledTask, GradingPlan
@@ -33,11 +33,12 @@ from .trajectory import TrajectoryResult, check_trajectory
 Outcome: TypeAlias = Literal["passed", "failed", "errored", "failed-closed", "not-run"]
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
-class TrialGrade:
+class TrialGrade(NamedTuple):
+    """One trial's grade. A named tuple, not a dataclass: one is built per trial, and a
+    tuple is built in a single step (a frozen dataclass sets its fields one by one)."""
+
     task_id: str
-    index: int
+    index: int  # type: ignore[assignment]  # the trial's index; shadows tuple.index
     outcome: Outcome
     score: float
     gating: float
