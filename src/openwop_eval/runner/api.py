@@ -131,8 +131,8 @@ class RunService:
         on_commit: Callable[[str], None] | None = None,
         lease: Lease | None = None,
     ) -> None:
+        # lease: a host replica's; the runs this service starts and resumes are leased by it
         self.store, self.on_commit, self.lease = store, on_commit, lease
-        """``lease``: a host replica's; the runs it starts and resumes are leased by it."""
 
     def start(
         self, request: RunRequest, observer: Observer | None = None, events: IO[str] | None = None
