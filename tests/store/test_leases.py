@@ -1,0 +1,47 @@
+"""Run leases: a replica that lost a run's lease can commit nothing more to it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from openwop_eval.store import RunRecord, Store
+from openwop_eval.store.leases import HOST_AGENT, Lease, LeaseLostError, Leases
+
+
+def _run(store: Store, run_id: str, lease: Lease) -> None:
+    record = RunRecord(run_id, "acme", "running", "s", "1.0.0", f"{HOST_AGENT}a", "a")
+    store.create_run(record, within=lease.claim_in(run_id))
+
+
+def _row(sequence: int) -> dict[str, object]:
+    return {"eventId": f"ev-{sequence}", "type": "x.y", "sequence": sequence, "payload": {}}
+
+
+def test_a_stalled_replica_cannot_commit_beside_the_one_that_took_over(tmp_path: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'store.sqlite'}")
+    stalled, survivor = Lease("a", ttl=-1.0), Lease("b", ttl=60.0)  # a's lease born expired
+    _run(store, "r1", stalled)
+    store.append("r1", [_row(0)], within=stalled.fence("r1"))  # still a's: committed
+    assert Leases(store, survivor).take_expired() == ["r1"]
+    with pytest.raises(LeaseLostError, match="leased to another replica"):
+        store.append("r1", [_row(1)], within=stalled.fence("r1"))
+    assert [e["sequence"] for e in store.events("r1")] == [0]  # the refused commit left nothing
+    store.append("r1", [_row(1)], within=survivor.fence("r1"))
+    assert [e["sequence"] for e in store.events("r1")] == [0, 1]
+    assert Leases(store, stalled).renew(["r1"]) == (set(), set())  # a must stop it
+    store.close()
+
+
+def test_a_live_lease_is_not_taken_and_a_released_one_is(tmp_path: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'store.sqlite'}")
+    one, two = Leases(store, Lease("a", 60.0)), Leases(store, Lease("b", 60.0))
+    _run(store, "r1", one.lease)
+    assert two.take_expired() == []
+    assert two.request_cancel("r1") is True
+    assert one.renew(["r1"]) == ({"r1"}, {"r1"})  # the owner sees the cancel
+    one.release(["r1"])
+    assert two.take_expired() == ["r1"]
+    assert two.renew(["r1"]) == ({"r1"}, set())  # a fresh owner: no stale cancel
+    store.close()
