@@ -43,7 +43,7 @@ def audit(app: Starlette) -> dict[str, Any]:
 
 
 def verdicts(report: dict[str, Any]) -> dict[str, str]:
-    return {leg["leg"]: leg["verdict"] for leg in report["legs"]}
+    return {leg["leg"]: leg["result"] for leg in report["legs"]}
 
 
 def failed(report: dict[str, Any], leg: str) -> dict[str, Any]:
@@ -55,9 +55,9 @@ def test_our_host_passes_all_three_legs(host: Host, tmp_path: Path) -> None:
     result, report = conformance(host.url, tmp_path, "acme-key")
     assert result.exit_code == 0, result.output
     assert verdicts(report) == {
-        witness.MEAN_GATED: "pass",
-        witness.SUITE_GATED: "pass",
-        witness.GATED_FIELDS_SHAPE: "pass",
+        witness.MEAN_GATED: "executed-pass",
+        witness.SUITE_GATED: "executed-pass",
+        witness.GATED_FIELDS_SHAPE: "executed-pass",
     }
     assert report["host"] == host.url
     assert len(report["discoveryDigest"]) == 64
@@ -131,7 +131,7 @@ def test_each_broken_host_fails_the_right_leg(
 ) -> None:
     report = audit(double_app(runs, mutate))
     assert report["passed"] is False
-    assert verdicts(report)[leg] == "fail"
+    assert verdicts(report)[leg] == "executed-fail"
     assert failed(report, leg)[assertion] == observed
 
 
@@ -141,7 +141,7 @@ def test_a_broken_host_over_http_exits_one_and_names_the_assertion(
     with serving(double_app(runs, ungated_suite), _free_port()) as url:
         result, report = conformance(url, tmp_path)
     assert result.exit_code == 1
-    assert verdicts(report)[witness.SUITE_GATED] == "fail"
+    assert verdicts(report)[witness.SUITE_GATED] == "executed-fail"
     assert "suite passed" in result.output
 
 
@@ -149,7 +149,7 @@ def test_an_unmodified_double_passes(runs: dict[str, Any]) -> None:
     """The doubles serve our own host's real output: only their defect makes a leg fail."""
     report = audit(double_app(runs))
     assert report["passed"] is True
-    assert set(verdicts(report).values()) == {"pass"}
+    assert set(verdicts(report).values()) == {"executed-pass"}
 
 
 def test_a_summary_that_disagrees_with_its_log_fails(runs: dict[str, Any], tmp_path: Path) -> None:

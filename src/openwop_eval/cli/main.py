@@ -20,6 +20,7 @@ from .codes import EXIT_INVALID
 from .compare_cmd import compare
 from .conformance_cmd import conformance
 from .grade_cmd import grade
+from .keygen_cmd import keygen
 from .merge_cmd import merge
 from .render import plain, print_problems
 from .report_cmd import report
@@ -83,3 +84,4 @@ main.add_command(view)
 main.add_command(serve)
 main.add_command(conformance)
 main.add_command(compare)
+main.add_command(keygen)

@@ -87,6 +87,8 @@ def discovery_document(state: HostState) -> dict[str, Any]:
     }
     if catalog.fixtures:
         doc["fixtures"] = list(catalog.fixtures)
+    if config.signing is not None:  # no key: no signingKeys, and no signature is checkable
+        doc["signingKeys"] = config.signing.published()
     return doc
 
 

@@ -38,6 +38,10 @@
     tenant = "acme"
     scopes = ["runs:create", "runs:read", "deploy:promote"]
 
+    [signing]                                   # the Ed25519 key discovery publishes
+    key_id = "acme-host-2026"
+    key_file = "keys/host.pem"                  # or key_env = "VARIABLE" (signing_config.py)
+
 Relative paths are read relative to the configuration file.
 """
 
@@ -50,11 +54,20 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from ..core import OpenwopEvalError
 from ..core.safety import DEFAULT_SEVERITIES, SafetyPolicy
 from .inputs import MAX_AGENT_ID_CHARS, is_agent_id
+from .signing_config import SigningConfig, read_keys
 
 ALL_SCOPES = (
     "runs:create",
@@ -199,6 +212,16 @@ class HostConfig(_Strict):
     """The Ray cluster of ``executor = "ray"`` (default: ``$RAY_ADDRESS``, else a local Ray)."""
     base_dir: str = "."
     development: bool = False
+    signing: SigningConfig | None = None
+    """The key discovery publishes in ``signingKeys`` (none: no ``signingKeys``). After
+    ``base_dir``: its key files are read relative to it, once, here."""
+
+    @field_validator("signing")
+    @classmethod
+    def _read_signing_keys(
+        cls, value: SigningConfig | None, info: ValidationInfo
+    ) -> SigningConfig | None:
+        return None if value is None else read_keys(value, info.data.get("base_dir", "."))
 
     @model_validator(mode="after")
     def _ray_only(self) -> HostConfig:
