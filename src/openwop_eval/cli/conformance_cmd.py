@@ -16,9 +16,12 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..conformance import signing
+from ..conformance.bundle import check_bundle
 from ..conformance.evidence import HostBuild, build_evidence
 from ..conformance.harness import ConformanceResult, Harness, HostUnreachableError
+from ..conformance.verifier import signing_keys
 from .codes import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_INVALID, EXIT_OK
+from .conformance_verify import verify
 
 STYLE = {
     "executed-pass": "green",
@@ -41,6 +44,9 @@ class _DefaultToRun(click.Group):
 def conformance() -> None:
     """RFC 0246 conformance: run the legs against a host (``conformance URL``, the same as
     ``conformance run URL``), or verify a signed certification bundle (``conformance verify``)."""
+
+
+conformance.add_command(verify)
 
 
 class _Signing:
@@ -201,8 +207,28 @@ def _write_evidence(err: Console, result: ConformanceResult, signer: _Signing, p
         )
     except (ValueError, TypeError) as exc:  # a discovery document that is not I-JSON
         _usage(err, f"the evidence cannot be built: {escape(str(exc)[:300])}")
+    # Self-verification with the verifier's own code, against the keys the captured
+    # discovery publishes: evidence that would not verify is never written as if it did.
+    keys, _ = signing_keys(result.discovery)
+    published = bool(result.discovery.get("signingKeys"))
+    check = check_bundle(
+        bundle, host_key=signer.key.public_key(), live_keys=keys if published else None
+    )
+    rejected = [r for r in check.rejections if r.name != "independent-unverifiable"]
+    if rejected:
+        _write_json(path + ".rejected.json", bundle)
+        reasons = "; ".join(f"{r.name}: {r.message}" for r in rejected)
+        _usage(
+            err,
+            f"the evidence does not verify ({escape(reasons[:600])}); kept as {path}.rejected.json",
+        )
     _write_json(path, bundle)
     err.print(f"signed evidence written to {escape(path)}")
+    if not published:
+        err.print(
+            "[yellow]note:[/yellow] the host's discovery publishes no signingKeys[]: this "
+            "evidence verifies only with `conformance verify --host-key`"
+        )
 
 
 def _write_json(path: str, value: Any) -> None:
@@ -227,7 +253,7 @@ def print_result(console: Console, result: ConformanceResult) -> None:
     table.add_column("detail", overflow="fold")
     for leg in result.legs:
         style = STYLE[leg.result]
-        detail = leg.detail or f"{len(leg.assertions)} assertions held"
+        detail = leg.detail or "every assertion held"
         failed = [a for a in leg.assertions if not a.passed]
         if failed and not leg.reason:
             detail = "\n".join(

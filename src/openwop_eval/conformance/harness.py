@@ -15,7 +15,6 @@ the leg could not exercise it: the host refused our credential). With ``require_
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from dataclasses import dataclass, field
@@ -24,11 +23,13 @@ from typing import Any, Literal
 
 import httpx
 
-from ..core import canonical_json
 from ..log import verify_log
 from ..suitefile import LoadedSuite, parse_suite
 from ..wire import project
 from . import witness
+from .digests import discovery_digest
+from .ijson import IJsonError, parse_ijson
+from .verifier import MAX_DISCOVERY_BYTES
 from .witness import Assertion
 
 Disposition = Literal["executed-pass", "executed-fail", "inapplicable", "blocked"]
@@ -160,12 +161,17 @@ class Harness:
     def run(self) -> ConformanceResult:
         try:
             response = self.http.get("/.well-known/openwop")
-            discovery = response.json()
-        except (httpx.HTTPError, ValueError) as exc:
+        except httpx.HTTPError as exc:
             raise HostUnreachableError(f"{self.url}: discovery failed: {exc}") from exc
-        if response.status_code != 200 or not isinstance(discovery, dict):
+        if response.status_code != 200:
             raise HostUnreachableError(f"{self.url}: discovery answered {response.status_code}")
-        digest = hashlib.sha256(canonical_json(discovery).encode()).hexdigest()
+        try:  # strict: the document is hashed (and signed) as captured, so it must read one way
+            discovery = parse_ijson(response.content, max_bytes=MAX_DISCOVERY_BYTES)
+        except IJsonError as exc:
+            raise HostUnreachableError(f"{self.url}: discovery is not I-JSON: {exc}") from exc
+        if not isinstance(discovery, dict):
+            raise HostUnreachableError(f"{self.url}: discovery is not a JSON object")
+        digest = discovery_digest(discovery)
         agents = discovery.get("agents") if isinstance(discovery.get("agents"), dict) else {}
         eval_suite = agents.get("evalSuite") if isinstance(agents, dict) else None
         listed = discovery.get("fixtures")
