@@ -222,9 +222,11 @@ def print_verification(
     table = Table(title=f"Certification bundle: {safe(path)}", title_justify="left")
     table.add_column("check")
     table.add_column("result", overflow="fold")
-    table.add_row("host", safe(f"{host.get('name')} {host.get('version')} ({host.get('vendor')})"))
+    vendor = f" ({host['vendor']})" if host.get("vendor") else ""
+    table.add_row("host", safe(f"{host.get('name')} {host.get('version')}{vendor}"))
     table.add_row("build", safe(f"{host.get('buildKind')}: {host.get('buildId')}"))
-    table.add_row("suite", safe(f"{host.get('suiteVersion')}, major {host.get('targetMajor')}"))
+    suite = f"{host.get('suiteName')} {host.get('suiteVersion')}"
+    table.add_row("suite", safe(f"{suite}, major {host.get('targetMajor')}"))
     table.add_row("signature key", _key_line(result, live))
     if result.independent_claimed:
         ok = result.verifier_signature_verified

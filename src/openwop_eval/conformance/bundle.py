@@ -271,6 +271,7 @@ def _host(shape: Shape, signed: SignatureOutcome) -> dict[str, Any]:
         "vendor": shape.host_vendor,
         "buildKind": build.get("kind"),
         "buildId": build.get("id"),
+        "suiteName": shape.suite_name,
         "suiteVersion": shape.suite_version,
         "targetMajor": shape.target_major,
         "discoveryUrl": shape.discovery_url,

@@ -107,6 +107,7 @@ class Shape:
     rejections: list[Rejection] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     generated_at: datetime | None = None
+    suite_name: str | None = None
     suite_version: str | None = None
     target_major: int | None = None
     host_name: str | None = None
@@ -195,7 +196,7 @@ def _read_header(shape: Shape, b: dict[str, Any]) -> None:
             shape.reject("shape", "not an RFC 3339 date-time with a zone", ("generatedAt",))
     if isinstance(suite := _need(shape, b, "suite", (), dict), dict):
         p: Path = ("suite",)
-        _need(shape, suite, "name", p, str)
+        shape.suite_name = _need(shape, suite, "name", p, str)
         shape.suite_version = _need(shape, suite, "version", p, str)
         _need(shape, suite, "specArtifactsVersion", p, str)
         major = _need(shape, suite, "targetMajor", p, int)
