@@ -164,3 +164,12 @@ def test_a_key_given_by_its_digest_opens_with_the_secret_only(database: str) -> 
         assert "Authorization: Bearer <key>" in scheme.json()["message"]
     finally:
         host.close()
+
+
+def test_only_replicas_on_postgresql_fence_their_commits(database: str) -> None:
+    """On SQLite the host's file lock already makes it the store's only committer."""
+    with closing(Store(database)) as store:
+        app = create_app(development_config(database), store)
+        lease = app.state.host.manager.service.lease
+        assert lease is not None
+        assert lease.fenced is (not database.startswith("sqlite"))

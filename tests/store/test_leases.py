@@ -45,3 +45,14 @@ def test_a_live_lease_is_not_taken_and_a_released_one_is(tmp_path: Path) -> None
     assert two.take_expired() == ["r1"]
     assert two.renew(["r1"]) == ({"r1"}, set())  # a fresh owner: no stale cancel
     store.close()
+
+
+def test_an_unfenced_lease_commits_without_the_check(tmp_path: Path) -> None:
+    """The only host of a SQLite store (its file lock excludes another) does not fence."""
+    store = Store(f"sqlite:///{tmp_path / 'store.sqlite'}")
+    only, other = Lease("a", 60.0, fenced=False), Lease("b", 60.0)
+    assert only.fence("r1") is None
+    _run(store, "r1", other)  # even a lease row of another owner does not stop it
+    store.append("r1", [_row(0)], within=only.fence("r1"))
+    assert [e["sequence"] for e in store.events("r1")] == [0]
+    store.close()

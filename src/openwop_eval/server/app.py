@@ -177,7 +177,8 @@ def create_app(
     lock = SqliteLock(store.url) if sqlite else None
     hub = Hub()
     feed = Feed(store, hub)
-    lease = Lease(replica_id(config.replicas, port), config.replicas.lease_seconds)
+    owner, ttl = replica_id(config.replicas, port), config.replicas.lease_seconds
+    lease = Lease(owner, ttl, fenced=not sqlite)  # on SQLite the file lock is the fence
     manager = RunManager(FeedingStore(store, feed), catalog, hub, lease)  # runs feed streams
     replica = Replica(manager, lease, config.replicas, only=sqlite)
     state = HostState(config, store, HostStore(store), catalog, hub, manager, KeyRing(config), feed)
