@@ -55,6 +55,9 @@ class TrialGrade(NamedTuple):
     """A finding reached the run's ``failOnSeverity``."""
 
 
+_new_grade = tuple.__new__
+
+
 @quick_init
 @dataclass(frozen=True, slots=True)
 class TaskGrade:
@@ -123,20 +126,24 @@ def grade_trial(plan: GradingPlan, task: CompiledTask, record: TrialRecord) -> T
         if passed
         else Reasons((), _explain, plan, record, output_score, trajectory, findings, score)
     )
-    return TrialGrade(
-        record.task_id,
-        record.index,
-        outcome,
-        score,
-        gating,
-        passed,
-        output_score,
-        trajectory,
-        reasons,
-        record.cost_usd,
-        record.latency_ms,
-        findings,
-        unsafe,
+    # tuple.__new__ with every field: the class's own __new__ is one more Python call
+    return _new_grade(
+        TrialGrade,
+        (
+            record.task_id,
+            record.index,
+            outcome,
+            score,
+            gating,
+            passed,
+            output_score,
+            trajectory,
+            reasons,
+            record.cost_usd,
+            record.latency_ms,
+            findings,
+            unsafe,
+        ),
     )
 
 
