@@ -37,6 +37,7 @@ from ours import (
     records,
     trajectory_inputs,
 )
+from paired import paired
 from report import mib, ours_classes, ours_rules, peer_classes, peer_totals, table
 from tally import VerdictTally, tally
 from timing import Timing, max_rss, time_runs, traced_peak
@@ -62,6 +63,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--peer-warmup", type=int, default=1, help="peer warm-up runs (1)")
     p.add_argument("--peer-repeat", type=int, default=3, help="peer timed runs (3)")
+    p.add_argument(
+        "--paired-rounds",
+        type=int,
+        default=9,
+        help="interleaved rounds of ours and each peer's fastest mode, for the ratio (9; 0 skips)",
+    )
     p.add_argument("--json", type=Path, help="write every figure to this JSON file")
     p.add_argument("--dump-corpus", type=Path, help="write the corpus (neutral JSON) here")
     args = p.parse_args(argv)
@@ -273,6 +280,15 @@ def print_speed(figures: dict[str, Any]) -> None:
     for name, m in figures["fastestPeerMode"].items():
         ratios = ", ".join(f"{rule} {r:.2f}" for rule, r in m["oursOverPeer"].items())
         print(f"{name} {m['mode']}: {m['trialsPerSecond']:,.0f} trials/s; ours ÷ it: {ratios}")
+    pairs = figures.get("paired")
+    if pairs:
+        print(
+            f"\nInterleaved, {pairs['rounds']} rounds (each round runs every system once; the"
+            " median of the rounds' ratios, so a drifting machine bills all alike):"
+        )
+        for name, m in pairs["peers"].items():
+            ratios = ", ".join(f"{rule} {r:.2f}" for rule, r in m["oursOverPeer"].items())
+            print(f"{name} {m['mode']}: ours ÷ it: {ratios}")
 
 
 def to_json(
@@ -283,6 +299,7 @@ def to_json(
     runs: list[PeerRun],
     missing: dict[str, str],
     rss: dict[str, int],
+    figures: dict[str, Any],
 ) -> dict[str, Any]:
     return {
         "command": " ".join(sys.argv),
@@ -326,7 +343,7 @@ def to_json(
         ],
         "peersNotRun": missing,
         "maxRssBytes": rss,
-        "speed": speed(ours.timings, ours.matcher.timing, runs),
+        "speed": figures,
     }
 
 
@@ -369,12 +386,15 @@ def main(argv: list[str] | None = None) -> int:
         print_peers(ours, runs, missing)
         if runs:
             print(f"\nProcess peak RSS after the peers: {mib(rss['afterPeers'])}")
-    print_speed(speed(ours.timings, ours.matcher.timing, runs))
+    figures = speed(ours.timings, ours.matcher.timing, runs)
+    if runs and args.paired_rounds > 0:
+        figures["paired"] = paired(corpus, runs, figures["fastestPeerMode"], args.paired_rounds)
+    print_speed(figures)
 
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(
-            json.dumps(to_json(corpus, args, gates, ours, runs, missing, rss), indent=2)
+            json.dumps(to_json(corpus, args, gates, ours, runs, missing, rss, figures), indent=2)
         )
     failed = any(g.failures for g in gates) or not ours.clean
     print(

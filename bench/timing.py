@@ -50,21 +50,22 @@ def time_runs(run: Callable[[], object], trials: int, warmup: int, repeat: int) 
     """Run ``warmup`` untimed passes, then ``repeat`` timed ones; one process, one thread."""
     for _ in range(warmup):
         run()
-    samples = []
-    for _ in range(repeat):
-        # Start each run from the same heap so one run's garbage is not billed to the next,
-        # and with that heap (the corpus, results kept by earlier measurements) frozen: the
-        # collector's passes then walk only what the run itself allocates, so no system is
-        # billed for the harness's heap, which grows with the order systems are measured in.
-        gc.collect()
-        gc.freeze()
-        try:
-            start = time.perf_counter()
-            run()
-            samples.append(time.perf_counter() - start)
-        finally:
-            gc.unfreeze()
-    return Timing(trials, tuple(samples))
+    return Timing(trials, tuple(timed_once(run) for _ in range(repeat)))
+
+
+def timed_once(run: Callable[[], object]) -> float:
+    """Seconds of one run. It starts from the same heap so one run's garbage is not billed
+    to the next, and with that heap (the corpus, results kept by earlier measurements)
+    frozen: the collector's passes then walk only what the run itself allocates, so no
+    system is billed for the harness's heap, which grows with the order systems run in."""
+    gc.collect()
+    gc.freeze()
+    try:
+        start = time.perf_counter()
+        run()
+        return time.perf_counter() - start
+    finally:
+        gc.unfreeze()
 
 
 def traced_peak(run: Callable[[], object]) -> int:
