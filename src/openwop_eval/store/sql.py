@@ -23,6 +23,7 @@ from sqlalchemy.engine import Connection, Engine
 from .. import jsontext
 from ..clock import utc_stamp
 from ..core import OpenwopEvalError
+from .checkpoint import WRITER_FALLBACK_PAGES, WalCheckpointer
 from .records import EventRow, RunRecord, RunStatus
 from .schema import events, runs, trial_results
 
@@ -70,12 +71,22 @@ def _engine(url: str) -> Engine:
             cursor.execute("PRAGMA journal_mode=WAL")  # readers never block the writer
             cursor.execute("PRAGMA synchronous=NORMAL")  # durable at each commit in WAL mode
             cursor.execute("PRAGMA foreign_keys=ON")
+            # The log is checkpointed off the writer (store/checkpoint.py); this is its fallback.
+            cursor.execute(f"PRAGMA wal_autocheckpoint={WRITER_FALLBACK_PAGES}")
             cursor.close()
 
         return engine
     if url.startswith("postgresql://"):
         url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
     return sa.create_engine(url, pool_pre_ping=True, **_CODEC)
+
+
+def _checkpointer(engine: Engine) -> WalCheckpointer | None:
+    """A background checkpointer for a SQLite file (not for memory, nor PostgreSQL)."""
+    path = engine.url.database
+    if engine.dialect.name != "sqlite" or not path or path == ":memory:":
+        return None
+    return WalCheckpointer(path)
 
 
 class Store:
@@ -88,6 +99,7 @@ class Store:
             self._migrate()
         except (sa.exc.SQLAlchemyError, OSError, ImportError) as exc:
             raise StoreError(f"cannot open the store at {self.url}: {exc}") from exc
+        self._checkpointer = _checkpointer(self.engine)
 
     def _migrate(self) -> None:
         config = Config()
@@ -103,6 +115,8 @@ class Store:
             command.upgrade(config, "head")
 
     def close(self) -> None:
+        if self._checkpointer is not None:
+            self._checkpointer.close()
         self.engine.dispose()
 
     @contextmanager
@@ -230,6 +244,8 @@ class Store:
                     f" VALUES ({mark}, {mark}, {mark}, {mark}, {json})",
                     [(run_id, t, i, inv, jsontext.dumps(data)) for t, i, inv, data in trials],
                 )
+        if self._checkpointer is not None:
+            self._checkpointer.poke()
 
     def events(
         self, run_id: str, after: int = -1, limit: int | None = None
