@@ -41,13 +41,26 @@ def copy(value: Any) -> Any:
         return copy_module.deepcopy(value)
 
 
+_LEAVES = frozenset({str, int, bool, type(None)})
+"""Types that hold no float: most of a trial's diagnostics, skipped without a push."""
+
+
 def _has_non_finite(value: Any) -> bool:
     # A loop over a stack, not recursion through generators: this walks every trial's
-    # diagnostics (their ``null``s send each one here).
+    # diagnostics (their ``null``s send each one here), so exact types go first and leaves
+    # are never pushed; subclasses take the general branches below.
     stack = [value]
+    pop, push, leaves = stack.pop, stack.append, _LEAVES
     while stack:
-        item = stack.pop()
-        if isinstance(item, float):
+        item = pop()
+        kind = type(item)
+        if kind is dict or kind is list or kind is tuple:
+            for inner in item.values() if kind is dict else item:
+                if type(inner) not in leaves:
+                    push(inner)
+        elif kind in leaves:
+            continue
+        elif isinstance(item, float):
             if not math.isfinite(item):
                 return True
         elif isinstance(item, dict):
