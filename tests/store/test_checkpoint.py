@@ -73,10 +73,12 @@ def test_a_checkpoint_that_cannot_run_is_counted_not_raised(tmp_path: Path) -> N
     checkpointer.close()
 
 
-def test_a_store_in_memory_has_no_checkpointer() -> None:
-    store = Store("sqlite:///:memory:")
-    assert store._checkpointer is None
-    store.close()
+def test_a_store_in_memory_or_by_uri_has_no_checkpointer(tmp_path: Path) -> None:
+    for url in ("sqlite:///:memory:", f"sqlite:///file:{tmp_path / 'u.sqlite'}?uri=true"):
+        store = Store(url)
+        assert store._checkpointer is None
+        store.close()
+    assert not list(Path.cwd().glob("file:*"))  # no stray file named after the URI
 
 
 def test_a_forked_child_checkpoints_on_its_own_thread(tmp_path: Path) -> None:

@@ -61,7 +61,7 @@ _CODEC: dict[str, Any] = {"json_serializer": jsontext.dumps, "json_deserializer"
 def _engine(url: str) -> Engine:
     if url.startswith("sqlite"):
         path = sa.engine.make_url(url).database
-        if path and path != ":memory:":
+        if path and path != ":memory:" and not path.startswith("file:"):  # a URI: as given
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         engine = sa.create_engine(url, connect_args={"timeout": 30}, **_CODEC)
 
@@ -82,9 +82,12 @@ def _engine(url: str) -> Engine:
 
 
 def _checkpointer(engine: Engine) -> WalCheckpointer | None:
-    """A background checkpointer for a SQLite file (not for memory, nor PostgreSQL)."""
+    """A background checkpointer for a SQLite file (not for memory, nor PostgreSQL, nor a
+    ``file:`` URI, whose options a plain path would drop)."""
     path = engine.url.database
     if engine.dialect.name != "sqlite" or not path or path == ":memory:":
+        return None
+    if engine.url.query.get("uri") or path.startswith("file:"):
         return None
     return WalCheckpointer(path)
 
