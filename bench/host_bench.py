@@ -12,10 +12,12 @@
    and leave the other core to the host (httpx could not offer 1,000 req/s here).
 2. SSE fan-out: a generated suite (``--tasks`` x ``--trials``, 3 fixture tool calls each),
    run by a scripted agent alone, then with ``--subscribers`` streams reading its events
-   from sequence 0 while it runs (live) — ``--pairs`` (5) times, interleaved, medians
-   reported, in seconds by the host's clock and in host CPU seconds — then read again once
-   done (replay). The streams are raw sockets too (``host_load.subscribe``). Each must
-   deliver every sequence 0..last exactly once, else exit 1.
+   from sequence 0 while it runs (live), once asking for gzip (as browsers and httpx do)
+   and once for identity (as openwop-client does) — ``--pairs`` (5) rounds, interleaved,
+   medians reported, in seconds by the host's clock and in host CPU seconds — then read
+   again once done (replay), in both encodings. The streams are raw sockets too
+   (``host_load.subscribe``). Each must deliver every sequence 0..last exactly once, else
+   exit 1.
 
 The host also serves the conformance suites and mock agent, as its development default
 does. ``--database postgres`` creates a scratch database via ``--pg-admin`` and drops it
@@ -215,12 +217,14 @@ async def summary_load(
     return out | {k: v for k, v in usage.items() if k != "wall"}
 
 
-async def fanout(host: Host, projected: str, subscribers: int) -> dict[str, Any]:
+async def fanout(host: Host, projected: str, subscribers: int, encoding: str) -> dict[str, Any]:
     """``subscribers`` concurrent streams from sequence 0 (host_load.subscribe: raw sockets,
-    so reading 200,000 frames costs the client little): events/s and exactly-once."""
+    so reading 200,000 frames costs the client little), asking for ``encoding`` (gzip or
+    identity): events/s, bytes on the wire and exactly-once."""
     meter = Meter(host)
     path = f"/runs/{projected}/events"
-    streams = await host_load.subscribe(host.port, AUTH, path, subscribers, timeout=300)
+    headers = AUTH | {"Accept-Encoding": encoding}
+    streams = await host_load.subscribe(host.port, headers, path, subscribers, timeout=300)
     usage = meter.read()
     after = max((s["sequences"][-1] for s in streams if s["sequences"]), default=-1)
     query = {"afterSequence": after, "timeout": 0}  # nothing after it: lastSequence is the end
@@ -238,11 +242,13 @@ async def fanout(host: Host, projected: str, subscribers: int) -> dict[str, Any]
             )
     delivered, wall = sum(len(s["sequences"]) for s in streams), usage.pop("wall")
     per = sorted(len(s["sequences"]) / s["seconds"] for s in streams)
-    out: dict[str, Any] = {"subscribers": subscribers, "eventsInLog": len(expected)}
+    out: dict[str, Any] = {"encoding": encoding, "subscribers": subscribers}
+    out["eventsInLog"] = len(expected)
     out["eventsDelivered"] = delivered
     out |= {"seconds": round(wall, 3), "eventsPerSecond": round(delivered / wall, 1)}
     out["perSubscriber"] = {k: round(host_load.percentile(per, q), 1) for k, q in PER_SUBSCRIBER}
     out["chunksPerSubscriber"] = round(statistics.mean(s["chunks"] for s in streams), 1)
+    out["kbPerSubscriber"] = round(statistics.mean(s["bytes"] for s in streams) / 1024, 1)
     return out | {"exactlyOnce": not problems, "problems": problems, **usage}
 
 
@@ -268,28 +274,41 @@ async def measure(host: Host, args: argparse.Namespace) -> dict[str, Any]:
 async def streams(
     host: Host, client: httpx.AsyncClient, args: argparse.Namespace
 ) -> dict[str, Any]:
-    """``--pairs`` runs alone then with live subscribers, interleaved (the medians resist a
-    busy machine); each run's host CPU seconds too, which other processes do not inflate."""
-    pairs: list[dict[str, float]] = []
+    """``--pairs`` rounds, interleaved (the medians resist a busy machine): a run alone,
+    one with live gzip subscribers, one with live identity subscribers; each run's host CPU
+    seconds too, which other processes do not inflate."""
+    rounds: list[dict[str, float]] = []
+    live: dict[str, dict[str, Any]] = {}
     for _ in range(args.pairs):
         cpu = cpu_seconds(host.proc.pid)
         alone = await create_run(client, SUITE, AGENT)
         await wait_summary(client, alone)
-        cpu, alone_cpu = cpu_seconds(host.proc.pid), cpu_seconds(host.proc.pid) - cpu
-        run = await create_run(client, SUITE, AGENT)
-        live = await fanout(host, run, args.subscribers)
-        await wait_summary(client, run)
-        pairs.append({"alone": await took(client, alone), "live": await took(client, run)})
-        pairs[-1] |= {"aloneCpu": round(alone_cpu, 3)}
-        pairs[-1] |= {"liveCpu": round(cpu_seconds(host.proc.pid) - cpu, 3)}
-        if not live["exactlyOnce"]:
+        rounds.append({"alone": await took(client, alone)})
+        rounds[-1]["aloneCpu"] = round(cpu_seconds(host.proc.pid) - cpu, 3)
+        for encoding in ENCODINGS:
+            cpu = cpu_seconds(host.proc.pid)
+            run = await create_run(client, SUITE, AGENT)
+            live[encoding] = await fanout(host, run, args.subscribers, encoding)
+            await wait_summary(client, run)
+            rounds[-1][encoding] = await took(client, run)
+            rounds[-1][f"{encoding}Cpu"] = round(cpu_seconds(host.proc.pid) - cpu, 3)
+        if not all(stream["exactlyOnce"] for stream in live.values()):
             break  # reported below: the live stream that failed
-    seconds = {k: statistics.median(p[k] for p in pairs) for k in pairs[0]}
-    out: dict[str, Any] = {"sseLive": live, "runPairs": pairs}
-    out["runSeconds"] = {"alone": seconds["alone"], "withLiveSubscribers": seconds["live"]}
-    out["runCpuSeconds"] = {"alone": seconds["aloneCpu"], "withLiveSubscribers": seconds["liveCpu"]}
-    out["sseReplay"] = await fanout(host, run, args.subscribers)
+    median = {k: statistics.median(r[k] for r in rounds) for k in rounds[0]}
+    out: dict[str, Any] = {"sseLive": live["gzip"], "sseLiveIdentity": live["identity"]}
+    out["runRounds"] = rounds
+    for key, suffix in [("runSeconds", ""), ("runCpuSeconds", "Cpu")]:
+        out[key] = {"alone": median[f"alone{suffix}"]}
+        out[key]["withLiveSubscribers"] = median[f"gzip{suffix}"]
+        out[key]["withLiveIdentitySubscribers"] = median[f"identity{suffix}"]
+    out["sseReplay"] = await fanout(host, run, args.subscribers, "gzip")
+    out["sseReplayIdentity"] = await fanout(host, run, args.subscribers, "identity")
     return out
+
+
+ENCODINGS = ("gzip", "identity")
+"""What the live subscribers ask for: gzip as browsers, httpx and curl do; identity as
+openwop-client (urllib) does."""
 
 
 def scratch_database(admin: str, name: str, create: bool) -> bool:
@@ -311,6 +330,7 @@ SUMMARY_COLUMNS = [("sent/s", "sentPerSecond"), ("done/s", "completedPerSecond")
 SUMMARY_COLUMNS += [(f"p{q} ms", f"p{q}Ms") for q in (50, 90, 99)] + [("max ms", "maxMs")]
 SUMMARY_COLUMNS += [("errors", "errors"), *USAGE]
 SSE_COLUMNS = [("subs", "subscribers"), ("events", "eventsDelivered"), ("s", "seconds")]
+SSE_COLUMNS += [("KB/sub", "kbPerSubscriber")]
 SSE_COLUMNS += [("events/s", "eventsPerSecond"), ("per sub min/p50/max", "perSubscriber")]
 SSE_COLUMNS += [("writes/sub", "chunksPerSubscriber")]
 SSE_COLUMNS += [("once", "exactlyOnce"), *USAGE]
@@ -332,15 +352,30 @@ def report(r: dict[str, Any]) -> None:
     table([(f"summary {s['offeredRate']:g}/s", s) for s in r["evalSummary"]], SUMMARY_COLUMNS)
     if "sseLive" not in r:
         return
-    table([("SSE live", r["sseLive"]), ("SSE replay", r["sseReplay"])], SSE_COLUMNS)
-    live, n = r["sseLive"], len(r["runPairs"])
+    streams = [(f"SSE {kind} {s['encoding']}", s) for kind, s in sse_streams(r)]
+    table(streams, SSE_COLUMNS)
+    live, n = r["sseLive"], len(r["runRounds"])
     for name, unit in [("runSeconds", "s"), ("runCpuSeconds", "host CPU s")]:
-        alone, with_live = r[name]["alone"], r[name]["withLiveSubscribers"]
-        print(f"the {live['eventsInLog']}-event run, median of {n}: {alone} {unit} alone,", end=" ")
-        print(f"{with_live} {unit} with {live['subscribers']} live subscribers", end=" ")
-        print(f"({with_live / max(alone, 1e-9):.2f}x)")
-    for problem in r["sseLive"]["problems"] + r["sseReplay"]["problems"]:
-        print(f"  {problem}")
+        alone = r[name]["alone"]
+        print(f"the {live['eventsInLog']}-event run, median of {n}: {alone} {unit} alone;")
+        for encoding, key in [
+            ("gzip", "withLiveSubscribers"),
+            ("identity", "withLiveIdentitySubscribers"),
+        ]:
+            with_live = r[name][key]
+            print(
+                f"  {with_live} {unit} with {live['subscribers']} live {encoding} subscribers",
+                end=" ",
+            )
+            print(f"({with_live / max(alone, 1e-9):.2f}x)")
+    for _, stream in streams:
+        for problem in stream["problems"]:
+            print(f"  {problem}")
+
+
+def sse_streams(r: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    keys = [("live", "sseLive"), ("live", "sseLiveIdentity"), ("replay", "sseReplay")]
+    return [(kind, r[key]) for kind, key in [*keys, ("replay", "sseReplayIdentity")]]
 
 
 def main() -> int:
@@ -392,8 +427,8 @@ def main() -> int:
     report(results)
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=2, default=str) + "\n", "utf-8")
-    streams = [results[k] for k in ("sseLive", "sseReplay") if k in results]
-    return 0 if all(s["exactlyOnce"] for s in streams) else 1
+    streams = sse_streams(results) if "sseLive" in results else []
+    return 0 if all(s["exactlyOnce"] for _, s in streams) else 1
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ import contextlib
 import math
 import re
 import time
+import zlib
 from collections.abc import Coroutine
 from typing import Any, TypeVar, cast
 
@@ -219,10 +220,11 @@ async def _generate(
 
 
 class _Events(asyncio.Protocol):
-    """One Server-Sent Events stream over chunked HTTP/1.1: the ``id:`` of every frame,
-    and whether the last frame was a terminal event."""
+    """One Server-Sent Events stream over chunked HTTP/1.1, in gzip when the host sends it
+    so: the ``id:`` of every frame, and whether the last frame was a terminal event."""
 
     def __init__(self, done: asyncio.Future[None]) -> None:
+        self.gunzip: Any = None  # zlib's decompressor, for a gzip stream
         # ``text`` is the event stream decoded so far; it always starts with a newline, so
         # every field line follows one (what _ID looks for)
         self.done, self.raw, self.text = done, bytearray(), bytearray(b"\n")
@@ -231,8 +233,10 @@ class _Events(asyncio.Protocol):
         self.last_event = b""
         self.error: str | None = None
         self.chunks = 0  # the host's writes: one chunk each
+        self.wire = 0  # bytes read off the socket
 
     def data_received(self, data: bytes) -> None:
+        self.wire += len(data)
         if self.raw:  # a piece of a head or a chunk-size line was left over
             self.raw += data
             data = bytes(self.raw)
@@ -247,6 +251,8 @@ class _Events(asyncio.Protocol):
             if not head.startswith(b"http/1.1 200") or b"transfer-encoding: chunked" not in head:
                 self._end(f"answer: {head[:12].decode(errors='replace')}")
                 return
+            if b"\r\ncontent-encoding: gzip" in head:
+                self.gunzip = zlib.decompressobj(wbits=31)
             self.head, at = True, end + 4
         view = memoryview(data)  # chunk data is copied once, into text
         while at < len(data):
@@ -267,7 +273,8 @@ class _Events(asyncio.Protocol):
                     return
                 self.left, self.chunks = size, self.chunks + 1
             take = min(self.left, len(data) - at)
-            self.text += view[at : at + take]
+            piece = view[at : at + take]
+            self.text += self.gunzip.decompress(piece) if self.gunzip else piece
             at, self.left = at + take, self.left - take
             if self.left == 0:
                 self.skip = 2
@@ -302,7 +309,8 @@ async def subscribe(
     port: int, headers: dict[str, str], path: str, n: int, timeout: float
 ) -> list[dict[str, Any]]:
     """``n`` concurrent SSE streams of ``path``, each read to its end: per stream the
-    sequences received, the last event type, the error if any, and the seconds it took."""
+    sequences received, the last event type, the error if any, the seconds it took and the
+    bytes it read. ``Accept-Encoding: gzip`` in ``headers`` asks for a gzip stream."""
     loop = asyncio.get_running_loop()
     head = "".join(f"{k}: {v}\r\n" for k, v in {"Host": f"127.0.0.1:{port}", **headers}.items())
     request = f"GET {path} HTTP/1.1\r\n{head}Accept: text/event-stream\r\n\r\n".encode()
@@ -318,7 +326,9 @@ async def subscribe(
             stream.error = f"no end within {timeout:g} s"
         transport.close()
         seconds = time.perf_counter() - start
-        out = {"sequences": stream.sequences, "lastEvent": stream.last_event.decode()}
-        return out | {"error": stream.error, "seconds": seconds, "chunks": stream.chunks}
+        out: dict[str, Any] = {"sequences": stream.sequences}
+        out["lastEvent"] = stream.last_event.decode()
+        out |= {"error": stream.error, "seconds": seconds, "chunks": stream.chunks}
+        return out | {"bytes": stream.wire}
 
     return list(await asyncio.gather(*(one() for _ in range(n))))

@@ -36,6 +36,7 @@ from ..log.names import RUN_CANCELLED, RUN_COMPLETED, RUN_FAILED
 from ..store import EventRow, Store
 from ..store.sql import Within
 from .hub import Hub
+from .sse_gzip import Packed, pack
 
 MAX_FRAMES: Final = 4000
 MAX_PAGES: Final = 8
@@ -54,16 +55,23 @@ class Frames(NamedTuple):
     end: int | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False)
 class Page:
     """Consecutive frames after sequence ``after``, as one write; it stops at the run's
-    terminal event (``ended``)."""
+    terminal event (``ended``). Its gzip segment is made when a gzip stream first sends
+    it, and then shared like the text (sse_gzip.py)."""
 
     after: int
     last: int
     count: int
     ended: bool
     chunk: bytes
+    _packed: Packed | None = None
+
+    def packed(self) -> Packed:
+        if self._packed is None:
+            self._packed = pack(self.chunk)
+        return self._packed
 
 
 def frame_of(row: EventRow) -> bytes:

@@ -18,8 +18,10 @@ from starlette.responses import JSONResponse, StreamingResponse
 
 from .auth import require
 from .errors import PROTOCOL_VERSION, ApiError
+from .feed import Page
 from .inputs import seconds, sequence
 from .runs import own_run
+from .sse_gzip import GzipStream, accepts_gzip, pack
 from .state import HostState, host, principal, respond
 
 KEEPALIVE_S = 15.0
@@ -48,16 +50,39 @@ async def events(request: Request) -> StreamingResponse:
         "OpenWOP-Version": PROTOCOL_VERSION,
         "Cache-Control": "no-cache",
         "X-Accel-Buffering": "no",
+        "Vary": "Accept-Encoding",
     }
-    return StreamingResponse(
-        _frames(request, run.run_id, after), headers=headers, media_type="text/event-stream"
-    )
+    frames = _frames(request, run.run_id, after)
+    if accepts_gzip(request.headers.get("accept-encoding")):
+        headers["Content-Encoding"] = "gzip"
+        body = _gzip(frames)
+    else:
+        body = _identity(frames)
+    return StreamingResponse(body, headers=headers, media_type="text/event-stream")
 
 
-async def _frames(request: Request, run_id: str, after: int) -> AsyncIterator[bytes]:
+async def _identity(frames: AsyncIterator[Page | bytes]) -> AsyncIterator[bytes]:
+    async for part in frames:
+        yield part.chunk if isinstance(part, Page) else part
+
+
+RETRY = b"retry: 1000\n\n"
+KEEPALIVE = b": keep-alive\n\n"
+_PACKED = {RETRY: pack(RETRY), KEEPALIVE: pack(KEEPALIVE)}
+
+
+async def _gzip(frames: AsyncIterator[Page | bytes]) -> AsyncIterator[bytes]:
+    """The stream as one gzip member; each write decodes at once (sse_gzip.py)."""
+    stream = GzipStream()
+    async for part in frames:
+        yield stream.send(part.packed() if isinstance(part, Page) else _PACKED[part])
+    yield stream.end()
+
+
+async def _frames(request: Request, run_id: str, after: int) -> AsyncIterator[Page | bytes]:
     state = host(request)
     store = state.store
-    yield b"retry: 1000\n\n"
+    yield RETRY
     quiet_since = time.monotonic()
     recheck, idle = True, True  # idle: the last round sent nothing
     while True:
@@ -70,9 +95,9 @@ async def _frames(request: Request, run_id: str, after: int) -> AsyncIterator[by
             after = page.last
             if page.ended:
                 await _settled(state, run_id)
-                yield page.chunk
+                yield page
                 return
-            yield page.chunk
+            yield page
             quiet_since, idle = time.monotonic(), False
             if page.count == STREAM_PAGE:
                 await asyncio.sleep(0)  # more may follow: let other streams have a turn
@@ -96,7 +121,7 @@ async def _frames(request: Request, run_id: str, after: int) -> AsyncIterator[by
             recheck = True  # another process may have committed: the next round reads
             if time.monotonic() - quiet_since >= KEEPALIVE_S:
                 quiet_since = time.monotonic()
-                yield b": keep-alive\n\n"
+                yield KEEPALIVE
 
 
 async def _settled(state: HostState, run_id: str) -> None:
