@@ -138,9 +138,23 @@ INSPECT_FLAGS = ("--warmup", "--no-import-time")
 HOST_NEEDS = ("--rate", "--headroom-rate", "--seconds", "--subscribers", "--tasks", "--trials")
 
 
-def runner_instant(trials: int, python: str) -> Job:
+def runner_instant(trials: int, python: str, again: bool = False) -> Job:
     args = ("--instant-trials", str(trials), "--sleep-trials", "0")
-    return Job(runner_job(trials), "run_bench.py", python, args, RUNNER_NEEDS, 120 + trials / 200)
+    return Job(
+        runner_job(trials, again), "run_bench.py", python, args, RUNNER_NEEDS, 120 + trials / 200
+    )
+
+
+def runner_baseline(trials: int, python: str, again: bool) -> Job:
+    """The small size the large one is compared with: a fraction of a second, so the median
+    of ``BASELINE_REPEAT`` runs, once before the large size and once after (the machine's
+    speed drifts between jobs; the row takes the median of both)."""
+    job = runner_instant(trials, python, again)
+    args = (*job.args, "--repeat", str(BASELINE_REPEAT))
+    return Job(job.name, job.script, python, args, (*RUNNER_NEEDS, "--repeat"), job.timeout)
+
+
+BASELINE_REPEAT = 5
 
 
 def runner_rss(trials: int, python: str) -> Job:
@@ -203,7 +217,10 @@ def plan(s: Sizes, rows: list[str], py: Pythons, peers: bool) -> list[Job]:
     """The jobs the rows need, each once (the runner's large size serves two rows)."""
     jobs: list[Job] = []
     if "runner" in rows:
-        jobs += [runner_instant(n, py.ours) for n in s.speed]
+        small, *large = s.speed
+        jobs.append(runner_baseline(small, py.ours, again=False))
+        jobs += [runner_instant(n, py.ours) for n in large]
+        jobs.append(runner_baseline(small, py.ours, again=True))
     if "rss" in rows:
         jobs += [runner_rss(n, py.ours) for n in s.memory]
     if "sleep" in rows:

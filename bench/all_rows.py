@@ -6,6 +6,7 @@ Standard library only (see ``all_jobs``).
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -73,8 +74,8 @@ QUICK = Sizes(
 
 
 # Job names, shared with the plan in all_bench.
-def runner_job(trials: int) -> str:
-    return f"runner-{trials}"
+def runner_job(trials: int, again: bool = False) -> str:
+    return f"runner-{trials}" + ("-again" if again else "")
 
 
 def rss_job(trials: int) -> str:
@@ -197,8 +198,11 @@ def runner_speed(trials: int, small: int, got: Outcomes) -> Line:
         tps, passed = need(job, "instant", "trialsPerSecond"), need(job, "instant", "passed")
     except NotMeasuredError as why:
         return line.absent(why)
-    line.ours, line.met = per_second(tps), tps >= 5_000 and passed is True
     line.figures = {"trialsPerSecond": tps, "suitePassed": passed}
+    if not base:
+        tps, line.figures["runs"] = baseline(trials, got)
+        line.figures["trialsPerSecond"] = tps
+    line.ours, line.met = per_second(tps), tps >= 5_000 and passed is True
     if passed is not True:
         line.note = "the suite did not pass"
     if not base:
@@ -206,13 +210,25 @@ def runner_speed(trials: int, small: int, got: Outcomes) -> Line:
         return line
     line.peers = [inspect_estimate(trials, small, got)]
     try:
-        first = need(got.get(runner_job(small)), "instant", "trialsPerSecond")
+        first, _ = baseline(small, got)
     except NotMeasuredError:
         line.met, line.note = None, f"no {small:,}-trial figure to compare with"
         return line
     line.ours += f" ({tps / first:.0%} of the {small:,}-trial figure)"
     line.met = line.met and tps >= 0.9 * first
     return line
+
+
+def baseline(trials: int, got: Outcomes) -> tuple[float, int]:
+    """The small size's trials/s: the median run of its jobs before and after the large
+    size (all_bench.runner_baseline), and how many runs that is."""
+    first = need(got.get(runner_job(trials)), "instant")  # raises when not measured
+    samples: list[float] = list(first.get("samplesSeconds") or [first["seconds"]])
+    again = got.get(runner_job(trials, again=True))
+    if again is not None and again.data is not None and "instant" in again.data:
+        later = again.data["instant"]
+        samples += later.get("samplesSeconds") or [later["seconds"]]
+    return round(first["trials"] / statistics.median(samples), 1), len(samples)
 
 
 def runner_lines(s: Sizes, got: Outcomes) -> list[Line]:
