@@ -8,9 +8,9 @@ page, and subscribers at the same cursor share that page object (the common case
 live subscriber is at the log's end, woken by the same commit).
 
 The host's runs write through :class:`FeedingStore`: each committed page of a followed run
-is formatted in the committing thread and handed to the feed on the loop, before the
-commit's wake-up, so live subscribers find it in memory and the store is not read back. A
-subscriber at the end of the log costs no query until the run commits again: the feed
+is handed to the feed on the loop and formatted there, before the commit's wake-up, so
+live subscribers find it in memory and the store is not read back. A subscriber at the end
+of the log costs no query until the run commits again: the feed
 remembers the hub's signal (hub.py) in force when it last saw the end of the log, and while
 that signal has not fired nothing new is there. ``recheck`` (after a quiet second) reads
 anyway, for what another process committed.
@@ -177,17 +177,19 @@ class Feed:
         self._runs: OrderedDict[str, _Run] = OrderedDict()
 
     def committed(self, run_id: str, docs: Sequence[object]) -> None:
-        """A commit of the run's events (rows as the store wrote them), from any thread."""
-        if run_id not in self._runs:  # followed by nobody: nothing to do
+        """A commit of the run's events (rows as the store wrote them), from any thread:
+        handed to the loop as they are, and formatted there — the committing thread is a
+        run's critical path, the loop has time (the commit's list is never changed)."""
+        if run_id in self._runs:  # followed by nobody: nothing to do
+            self._hub.call(self._offer, run_id, docs)
+
+    def _offer(self, run_id: str, docs: Sequence[object]) -> None:
+        run = self._runs.get(run_id)
+        if run is None:
             return
         rows = [d for d in docs if isinstance(d, EventRow)]
         frames = frames_of(rows) if len(rows) == len(docs) else None  # documents: unencoded
         if frames is not None:
-            self._hub.call(self._offer, run_id, frames)
-
-    def _offer(self, run_id: str, frames: Frames) -> None:
-        run = self._runs.get(run_id)
-        if run is not None:
             run.keep(frames)
             run.fed = True  # every later commit comes here too, before its wake-up
 
