@@ -3,6 +3,7 @@ write by write to exactly the identity stream, and the host choosing it by Accep
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import zlib
 
@@ -11,7 +12,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 from openwop_client.wire_id import project_id
 
-from openwop_eval.server.sse_gzip import GzipStream, accepts_gzip, combine, pack, shift_of
+from openwop_eval.server import feed
+from openwop_eval.server.feed import Page
+from openwop_eval.server.sse_gzip import (
+    GzipStream,
+    Packed,
+    accepts_gzip,
+    combine,
+    pack,
+    shift_of,
+)
 from tests.server.inprocess import GATE_SUITE, MOCK, AppHost
 
 pages = st.lists(st.binary(max_size=3000), max_size=8)
@@ -99,3 +109,31 @@ def test_the_host_streams_gzip_only_to_a_client_that_accepts_it(app: AppHost) ->
     assert b"event: run.completed\n" in text
     assert gzip.decompress(raw) == text  # the same frames, in one valid member
     assert len(raw) < len(text)
+
+
+def test_a_large_page_is_compressed_once_for_every_stream_even_one_that_leaves(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[int] = []
+
+    def counted(text: bytes) -> Packed:
+        calls.append(len(text))
+        return pack(text)
+
+    monkeypatch.setattr(feed, "pack", counted)
+    text = b"id: 1\nevent: e\ndata: {}\n\n" * 5000  # over PACK_INLINE: a worker thread
+    page = Page(0, 1, 1, False, text)
+
+    async def streams() -> list[Packed]:
+        leaving = asyncio.ensure_future(page.packed())
+        staying = [asyncio.ensure_future(page.packed()) for _ in range(3)]
+        await asyncio.sleep(0)
+        leaving.cancel()
+        return list(await asyncio.gather(*staying))
+
+    got = asyncio.run(streams())
+    assert len(text) >= feed.PACK_INLINE
+    assert calls == [len(text)]
+    assert all(p is got[0] for p in got)
+    one = GzipStream()
+    assert gzip.decompress(one.send(got[0]) + one.end()) == text

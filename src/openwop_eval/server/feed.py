@@ -41,6 +41,8 @@ from .sse_gzip import Packed, pack
 MAX_FRAMES: Final = 4000
 MAX_PAGES: Final = 8
 MAX_RUNS: Final = 16
+PACK_INLINE: Final = 64 * 1024
+"""A page smaller than this is compressed on the loop: a thread hop would cost more."""
 REREAD_S: Final = 0.5
 """A recheck reads the store only if no read of this run started in the last half second."""
 TERMINAL: Final = frozenset({RUN_COMPLETED, RUN_FAILED, RUN_CANCELLED})
@@ -67,10 +69,19 @@ class Page:
     ended: bool
     chunk: bytes
     _packed: Packed | None = None
+    _packing: asyncio.Future[Packed] | None = None
 
-    def packed(self) -> Packed:
+    async def packed(self) -> Packed:
+        """The gzip segment, made once: a large page in a worker thread (zlib releases the
+        GIL, so it compresses beside the loop and the run), which every stream waiting for
+        it shares; a stream that leaves meanwhile does not cancel it for the others."""
         if self._packed is None:
-            self._packed = pack(self.chunk)
+            if len(self.chunk) < PACK_INLINE:
+                self._packed = pack(self.chunk)
+            else:
+                if self._packing is None:
+                    self._packing = asyncio.ensure_future(asyncio.to_thread(pack, self.chunk))
+                self._packed = await asyncio.shield(self._packing)
         return self._packed
 
 

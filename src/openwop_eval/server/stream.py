@@ -75,7 +75,7 @@ async def _gzip(frames: AsyncIterator[Page | bytes]) -> AsyncIterator[bytes]:
     """The stream as one gzip member; each write decodes at once (sse_gzip.py)."""
     stream = GzipStream()
     async for part in frames:
-        yield stream.send(part.packed() if isinstance(part, Page) else _PACKED[part])
+        yield stream.send(await part.packed() if isinstance(part, Page) else _PACKED[part])
     yield stream.end()
 
 
