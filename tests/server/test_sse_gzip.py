@@ -88,6 +88,8 @@ def test_an_empty_stream_is_a_valid_member() -> None:
         ("", False),
         (None, False),
         (",;=;,,,q=", False),
+        ("br, " * 64 + "gzip", False),  # past the first 64 entries: not read
+        ("br, " * 63 + "gzip", True),
     ],
 )
 def test_accept_encoding(header: str | None, gzip_ok: bool) -> None:

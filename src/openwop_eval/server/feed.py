@@ -191,7 +191,7 @@ class Feed:
         """A commit of the run's events (rows as the store wrote them), from any thread:
         handed to the loop as they are, and formatted there — the committing thread is a
         run's critical path, the loop has time (the commit's list is never changed)."""
-        if run_id in self._runs:  # followed by nobody: nothing to do
+        if run_id in self._runs:  # else followed by nobody: nothing to do
             self._hub.call(self._offer, run_id, docs)
 
     def _offer(self, run_id: str, docs: Sequence[object]) -> None:
