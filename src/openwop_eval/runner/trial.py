@@ -160,8 +160,11 @@ async def _invoke(setup: TrialSetup, boundary: ToolBoundary) -> _Invoked:
     reply, error, error_kind, transcript = None, None, None, None
     started = time.monotonic()
     try:
-        async with asyncio.timeout(setup.timeout_s):  # no task of its own, as wait_for makes
+        if setup.timeout_s is None:  # no timer to arm and cancel per trial
             reply = await setup.agent.run(context, boundary)
+        else:
+            async with asyncio.timeout(setup.timeout_s):  # no task of its own, as wait_for's
+                reply = await setup.agent.run(context, boundary)
         _check_reply(reply)
     except ToolMissError:
         error_kind = "fixture-miss"  # the miss propagated: the trial has already failed closed

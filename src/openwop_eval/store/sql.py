@@ -23,6 +23,7 @@ from sqlalchemy.engine import Connection, Engine
 from .. import jsontext
 from ..clock import utc_stamp
 from ..core import OpenwopEvalError
+from .bulk import insert_rows, mark
 from .checkpoint import WRITER_FALLBACK_PAGES, WalCheckpointer
 from .records import EventRow, RunRecord, RunStatus
 from .schema import events, runs, trial_results
@@ -240,11 +241,12 @@ class Store:
                 within(tx)
             _insert_events(tx, run_id, docs)
             if trials:
-                mark = _mark(tx)
-                json = mark if mark == "?" else f"CAST({mark} AS JSON)"
-                tx.exec_driver_sql(
-                    "INSERT INTO trial_results (run_id, task_id, trial, invocation_id, data)"
-                    f" VALUES ({mark}, {mark}, {mark}, {mark}, {json})",
+                m = mark(tx)
+                json = m if m == "?" else f"CAST({m} AS JSON)"
+                insert_rows(
+                    tx,
+                    "INSERT INTO trial_results (run_id, task_id, trial, invocation_id, data)",
+                    f"({m}, {m}, {m}, {m}, {json})",
                     [(run_id, t, i, inv, jsontext.dumps(data)) for t, i, inv, data in trials],
                 )
         if self._checkpointer is not None:
@@ -300,23 +302,13 @@ class Store:
         }
 
 
-def _mark(tx: Connection) -> str:
-    """The driver's positional parameter: the hottest statements go to it directly, past
-    the expression layer's per-row processing (a run of 100,000 trials inserts 1,000,000
-    event rows)."""
-    return "?" if tx.dialect.paramstyle == "qmark" else "%s"
-
-
 def _insert_events(tx: Connection, run_id: str, docs: Sequence[dict[str, Any] | EventRow]) -> None:
     if not docs:
         return
-    rows = [d if isinstance(d, EventRow) else EventRow.of(d) for d in docs]
-    mark = _mark(tx)
-    statement = (
-        "INSERT INTO events (run_id, sequence, event_id, type, doc)"
-        f" VALUES ({mark}, {mark}, {mark}, {mark}, {mark})"
-    )
-    tx.exec_driver_sql(statement, [(run_id, *row) for row in rows])
+    rows = [(run_id, *(d if isinstance(d, EventRow) else EventRow.of(d))) for d in docs]
+    m = mark(tx)
+    head = "INSERT INTO events (run_id, sequence, event_id, type, doc)"
+    insert_rows(tx, head, f"({m}, {m}, {m}, {m}, {m})", rows)
 
 
 _ALL = tuple(runs.c)
