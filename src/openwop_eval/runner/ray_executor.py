@@ -83,7 +83,6 @@ class Played:
     """What a Ray task sends back: plain data, never the setup (the driver has its own)."""
 
     calls: list[RecordedCall]
-    events: list[Pending]
     ext: dict[str, Any]
     invocation_id: str
     invoked: _Invoked
@@ -248,7 +247,7 @@ def rebuild(setup: TrialSetup, played: Played) -> Finished:
         fixtures=None,
         live=None,
     )
-    boundary.calls, boundary.events, boundary.ext = played.calls, played.events, played.ext
+    boundary.calls, boundary.ext = played.calls, played.ext
     boundary.closed = True
     return Finished(
         setup,
@@ -291,7 +290,6 @@ def play(
     boundary = done.boundary
     return Played(
         boundary.calls,
-        boundary.events,
         boundary.ext,
         boundary.invocation_id,
         done.invoked,

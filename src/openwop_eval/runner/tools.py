@@ -20,9 +20,10 @@ from typing import Any
 from .. import jsontext
 from ..agents.base import AgentProtocolError, ToolCallError, ToolMissError
 from ..agents.python import load_module_file
+from ..clock import utc_stamp
 from ..core import JSON, ToolCall, canonical_json
 from ..log.names import EXT, TOOL_CALLED, TOOL_RETURNED, trial_ext
-from .events import Pending, pending
+from .events import Pending
 
 LiveTool = Callable[[dict[str, Any]], Any]
 
@@ -72,7 +73,9 @@ def load_live_tools(spec: str) -> dict[str, LiveTool]:
 
 @dataclass
 class RecordedCall:
-    """What the boundary saw of one call, for the trial record and the report."""
+    """What the boundary saw of one call, for the trial record and the report, and when:
+    its two events are built from it when the trial is committed (:meth:`ToolBoundary.events`),
+    off the event loop."""
 
     tool: str
     args: JSON
@@ -80,6 +83,11 @@ class RecordedCall:
     status: str = "ok"
     result: JSON = None
     error: str | None = None
+    args_text: str = ""
+    """The arguments' canonical text (what ``argsHash`` hashes)."""
+    called_at: str = ""
+    returned_at: str = ""
+    duration_ms: int = 0
 
     def as_dict(self) -> dict[str, JSON]:
         """For the trial's diagnostics (by hand: ``dataclasses.asdict`` deep-copies)."""
@@ -112,7 +120,6 @@ class ToolBoundary:
         self.fixtures = fixtures
         self.live = live or {}
         self.calls: list[RecordedCall] = []
-        self.events: list[Pending] = []
         self.closed = False
 
     @property
@@ -133,28 +140,47 @@ class ToolBoundary:
             text = canonical_json(arguments)
         except Exception as exc:  # the encoder rejects any non-JSON value
             raise AgentProtocolError(f"arguments of {tool} are not JSON: {exc}") from exc
-        record = RecordedCall(tool, arguments)
+        record = RecordedCall(tool, arguments, args_text=text, called_at=utc_stamp())
         self.calls.append(record)
-        call_id = f"{self.invocation_id}.c{len(self.calls)}"
-        self.events.append(
-            pending(
-                TOOL_CALLED,
-                {
-                    "agentId": self.agent_id,
-                    "toolName": tool,
-                    "callId": call_id,
-                    "inputs": arguments,
-                    "argsHash": hashlib.sha256(text.encode()).hexdigest(),
-                    **self.ext,
-                },
-            )
-        )
         started = time.monotonic()
         try:
-            result = await self._answer(tool, arguments, record)
+            return await self._answer(tool, arguments, record)
         finally:
-            self._returned(record, call_id, started)
-        return result
+            record.duration_ms = int((time.monotonic() - started) * 1000)
+            record.returned_at = utc_stamp()
+
+    def events(self) -> list[Pending]:
+        """``agent.tool-called`` and ``agent.tool-returned`` of each call, in call order
+        (built from the records when the trial is committed, not while the agent runs)."""
+        return [event for n, call in enumerate(self.calls, 1) for event in self._pair(call, n)]
+
+    def _pair(self, record: RecordedCall, n: int) -> tuple[Pending, Pending]:
+        call_id = f"{self.invocation_id}.c{n}"
+        called = {
+            "agentId": self.agent_id,
+            "toolName": record.tool,
+            "callId": call_id,
+            "inputs": record.args,
+            "argsHash": hashlib.sha256(record.args_text.encode()).hexdigest(),
+            **self.ext,
+        }
+        returned: dict[str, Any] = {
+            "agentId": self.agent_id,
+            "toolName": record.tool,
+            "callId": call_id,
+            "status": record.status,
+            "durationMs": record.duration_ms,
+        }
+        if record.status == "ok":
+            returned["outcome"] = record.result
+        else:
+            code = "fixture_miss" if record.missed else "tool_error"
+            returned["error"] = {"code": code, "message": record.error or code}
+        returned[EXT] = {**self.ext[EXT], **({"miss": True} if record.missed else {})}
+        return (
+            Pending(TOOL_CALLED, called, record.called_at),
+            Pending(TOOL_RETURNED, returned, record.returned_at),
+        )
 
     async def _answer(self, tool: str, args: dict[str, Any], record: RecordedCall) -> JSON:
         if self.fixtures is not None:
@@ -180,19 +206,3 @@ class ToolBoundary:
     def _miss(self, tool: str, record: RecordedCall, why: str) -> JSON:
         record.missed, record.status, record.error = True, "error", f"fixture miss: {why}"
         raise ToolMissError(f"call to {tool} missed: {why} (onMiss: fail)")
-
-    def _returned(self, record: RecordedCall, call_id: str, started: float) -> None:
-        payload: dict[str, Any] = {
-            "agentId": self.agent_id,
-            "toolName": record.tool,
-            "callId": call_id,
-            "status": record.status,
-            "durationMs": int((time.monotonic() - started) * 1000),
-        }
-        if record.status == "ok":
-            payload["outcome"] = record.result
-        else:
-            code = "fixture_miss" if record.missed else "tool_error"
-            payload["error"] = {"code": code, "message": record.error or code}
-        payload[EXT] = {**self.ext[EXT], **({"miss": True} if record.missed else {})}
-        self.events.append(pending(TOOL_RETURNED, payload))

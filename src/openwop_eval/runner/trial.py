@@ -136,7 +136,7 @@ def finish_trial(plan: GradingPlan, done: Finished) -> TrialOutcome:
     grade = grade_trial(plan, setup.task, record)
     done.diagnostics["calls"] = [c.as_dict() for c in boundary.calls]
     closing = _closing_events(setup, boundary, done.invoked, grade, record, done.ended_at)
-    events = [done.started, *boundary.events, *closing]
+    events = [done.started, *boundary.events(), *closing]
     return TrialOutcome(record, grade, boundary.invocation_id, events, done.diagnostics)
 
 
