@@ -64,3 +64,58 @@ def test_the_args_hash_is_the_sha256_of_the_canonical_arguments(calls: list[Any]
     asyncio.run(play())
     hashes = [e.payload["argsHash"] for e in port.events() if e.type == TOOL_CALLED]
     assert hashes == [hashlib.sha256(canonical_json(a).encode()).hexdigest() for a in calls]
+
+
+def test_a_call_is_recorded_as_made_even_when_the_agent_changes_its_arguments_later() -> None:
+    port = boundary(FixtureBook.from_responses([("crm:lookup", 1), ("crm:lookup", 2)]))
+    args: dict[str, Any] = {"filter": {"id": "A-1"}, "tags": ["x"]}
+
+    async def play() -> None:
+        await port.call("crm:lookup", args)
+        args["filter"]["id"] = "A-2"  # an agent reusing its arguments for the next call
+        args["tags"].append("y")
+        await port.call("crm:lookup", args)
+
+    asyncio.run(play())
+    first, second = (c.args for c in port.trajectory())
+    assert first == {"filter": {"id": "A-1"}, "tags": ["x"]}
+    assert second == {"filter": {"id": "A-2"}, "tags": ["x", "y"]}
+    called = [e.payload for e in port.events() if e.type == TOOL_CALLED]
+    assert [c["inputs"] for c in called] == [first, second]
+    assert called[0]["argsHash"] == hashlib.sha256(canonical_json(first).encode()).hexdigest()
+
+
+def test_what_an_agent_or_a_live_tool_changes_later_is_not_what_was_recorded() -> None:
+    cache = {"status": "shipped", "items": ["a"]}
+
+    def lookup(args: dict[str, Any]) -> Any:
+        args["filter"]["id"] = "changed by the tool"
+        return cache
+
+    served = FixtureBook.from_responses([("crm:order", {"lines": [1]})])
+    fixtures, live = (
+        boundary(served),
+        ToolBoundary(
+            agent_id="agent.a",
+            task_id="t1",
+            trial=0,
+            invocation_id="inv-2",
+            fixtures=None,
+            live={"crm:lookup": lookup},
+        ),
+    )
+
+    async def play() -> None:
+        answer = await fixtures.call("crm:order", {})
+        answer["lines"].append(2)  # the agent changes what it was given
+        got = await live.call("crm:lookup", {"filter": {"id": "A-1"}})
+        got["items"].append("b")
+        cache["items"].append("c")  # and the tool changes what it answered
+
+    asyncio.run(play())
+    assert fixtures.calls[0].result == {"lines": [1]}
+    (call,) = live.calls
+    assert call.args == {"filter": {"id": "A-1"}}
+    assert call.result == {"status": "shipped", "items": ["a"]}
+    outcome = [e.payload["outcome"] for e in live.events() if e.type == TOOL_RETURNED]
+    assert outcome == [{"status": "shipped", "items": ["a"]}]

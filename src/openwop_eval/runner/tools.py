@@ -26,6 +26,8 @@ from ..log.names import EXT, TOOL_CALLED, TOOL_RETURNED, trial_ext
 from .events import Pending
 
 LiveTool = Callable[[dict[str, Any]], Any]
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+"""Argument values a call's shallow copy already keeps as they were."""
 
 
 @dataclass
@@ -54,10 +56,12 @@ class FixtureBook:
         return tuple(dict.fromkeys([*self.by_tool, *(tool for tool, _ in self.by_call)]))
 
     def take(self, tool: str, args: JSON) -> tuple[bool, JSON]:
+        """The next answer to the call, as the fixtures hold it: never hand it to an agent
+        (the boundary gives the agent a copy and records this one)."""
         queue = self.by_tool.get(tool) or self.by_call.get((tool, canonical_json(args)))
         if not queue:
             return False, None
-        return True, jsontext.copy(queue.popleft())
+        return True, queue.popleft()
 
 
 def load_live_tools(spec: str) -> dict[str, LiveTool]:
@@ -140,6 +144,8 @@ class ToolBoundary:
             text = canonical_json(arguments)
         except Exception as exc:  # the encoder rejects any non-JSON value
             raise AgentProtocolError(f"arguments of {tool} are not JSON: {exc}") from exc
+        if not all(type(value) in _SCALARS for value in arguments.values()):
+            arguments = jsontext.copy(arguments)  # as called: the agent may reuse its objects
         record = RecordedCall(tool, arguments, args_text=text, called_at=utc_stamp())
         self.calls.append(record)
         started = time.monotonic()
@@ -185,22 +191,22 @@ class ToolBoundary:
     async def _answer(self, tool: str, args: dict[str, Any], record: RecordedCall) -> JSON:
         if self.fixtures is not None:
             found, response = self.fixtures.take(tool, args)
-            if found:
+            if found:  # recorded as served, whatever the agent does with its copy
                 record.result = response
-                return response
+                return jsontext.copy(response)
             return self._miss(tool, record, "the fixtures have no (further) response")
         fn = self.live.get(tool)
         if fn is None:
             return self._miss(tool, record, "no fixture or live tool can answer it")
         try:
-            result = fn(args)
+            result = fn(jsontext.copy(args))  # its own: what it changes is not the record
             if inspect.isawaitable(result):
                 result = await result
             canonical_json(result)
         except Exception as exc:
             record.status, record.error = "error", f"{type(exc).__name__}: {exc}"
             raise ToolCallError(f"{tool} failed: {record.error}") from exc
-        record.result = result
+        record.result = jsontext.copy(result)  # as it answered, whatever the tool keeps doing
         return jsontext.copy(result)
 
     def _miss(self, tool: str, record: RecordedCall, why: str) -> JSON:
