@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from openwop_eval.agents.base import ToolMissError
+from openwop_eval.agents.base import AgentProtocolError, ToolMissError
 from openwop_eval.core import canonical_json
 from openwop_eval.log.names import EXT, TOOL_CALLED, TOOL_RETURNED
 from openwop_eval.runner.tools import FixtureBook, ToolBoundary
@@ -119,3 +119,25 @@ def test_what_an_agent_or_a_live_tool_changes_later_is_not_what_was_recorded() -
     assert call.result == {"status": "shipped", "items": ["a"]}
     outcome = [e.payload["outcome"] for e in live.events() if e.type == TOOL_RETURNED]
     assert outcome == [{"status": "shipped", "items": ["a"]}]
+
+
+def nested(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def test_deep_arguments_are_kept_as_made_or_refused_never_a_crash() -> None:
+    port = boundary(FixtureBook.from_responses([("x:tool", 1)] * 2))
+    deep, too_deep = nested(300), nested(5000)  # past orjson's depth; past any encoder's
+
+    async def play() -> None:
+        await port.call("x:tool", {"deep": deep})
+        deep[0] = "changed"
+        with pytest.raises(AgentProtocolError, match="not JSON"):
+            await port.call("x:tool", {"deep": too_deep})
+
+    asyncio.run(play())
+    (call,) = port.calls  # the refused call is not in the trajectory
+    assert call.args["deep"] == nested(300)
