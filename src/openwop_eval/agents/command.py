@@ -15,6 +15,11 @@ agent → runner (stdout)
 
 Anything else on stdout, or an exit before ``final`` or ``error``, breaks the protocol and the
 trial errors. stderr is kept (the last 4 KiB) for the report.
+
+An agent that closes its input (or exits) while a message is on its way to it is judged by what
+it wrote to stdout, read to the end: whether the write or the exit came first is a race between
+two processes, and the verdict must not depend on it. Only a tool call that arrives after the
+input is closed is reported as "closed its input".
 """
 
 from __future__ import annotations
@@ -57,7 +62,7 @@ class CommandAgent:
         stderr = bytearray()
         drain = asyncio.create_task(_drain(proc.stderr, stderr))
         try:
-            await _send(
+            delivered = await _send(
                 proc,
                 {
                     "type": "start",
@@ -68,7 +73,7 @@ class CommandAgent:
                     "tools": list(context.tool_names),
                 },
             )
-            return await self._converse(proc, port, stderr)
+            return await self._converse(proc, port, stderr, delivered)
         finally:
             if proc.returncode is None:
                 with contextlib.suppress(ProcessLookupError):
@@ -76,7 +81,9 @@ class CommandAgent:
             await proc.wait()
             drain.cancel()
 
-    async def _converse(self, proc: Any, port: ToolPort, stderr: bytearray) -> AgentReply:
+    async def _converse(
+        self, proc: Any, port: ToolPort, stderr: bytearray, open_input: bool
+    ) -> AgentReply:
         while True:
             line = await proc.stdout.readline()
             if not line:
@@ -98,7 +105,9 @@ class CommandAgent:
                 raise CommandError(str(message.get("message", "the agent reported an error")))
             if kind != "tool-call":
                 raise AgentProtocolError(f"unexpected message type {kind!r} from the agent")
-            await _send(proc, await _answer(port, message))
+            if not open_input:
+                raise AgentProtocolError("the agent closed its input before the trial ended")
+            open_input = await _send(proc, await _answer(port, message))
 
 
 async def _answer(port: ToolPort, message: dict[str, Any]) -> dict[str, Any]:
@@ -145,12 +154,14 @@ def _number(message: dict[str, Any], key: str) -> float | None:
     return float(value)
 
 
-async def _send(proc: Any, message: dict[str, Any]) -> None:
+async def _send(proc: Any, message: dict[str, Any]) -> bool:
+    """Write one message; False when the agent has closed its input (it reads no more)."""
     try:
         proc.stdin.write(json.dumps(message, ensure_ascii=False).encode() + b"\n")
         await proc.stdin.drain()
     except (BrokenPipeError, ConnectionResetError):
-        raise AgentProtocolError("the agent closed its input before the trial ended") from None
+        return False
+    return True
 
 
 async def _drain(stream: Any, into: bytearray) -> None:
