@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -37,4 +39,17 @@ def test_a_large_commit_keeps_every_event_and_trial_in_order(database: str) -> N
     results = store.trial_results(run_id)
     assert len(results) == len(trials)
     assert results[("t-3", 10)] == {"output": 10, "error": None, "invocationId": "inv-10"}
+    store.close()
+
+
+def test_a_sqlite_store_keeps_its_statement_journals_in_memory(tmp_path: Path) -> None:
+    """Each multi-row insert keeps a statement journal; on disk, a large commit made a
+    temporary file for it (written, then deleted) every time."""
+    store = Store(f"sqlite:///{tmp_path / 'store.sqlite'}")
+    store.create_run(RunRecord("local/r", "local", "running", "a.b.evals.c", "1.0.0", "x", "a", {}))
+    rows = [EventRow(i, f"ev-{i}", "x", "{}" + " " * 500) for i in range(2000)]
+    store.append("local/r", rows)
+    with store.transaction() as tx:
+        assert tx.exec_driver_sql("PRAGMA temp_store").scalar() == 2  # MEMORY
+    assert len(store.events("local/r")) == 2000
     store.close()
