@@ -28,7 +28,8 @@ from .core import (
 from .grade import grade
 from .log import Verification, verify_log
 from .runner.api import resume_async, run_suite, run_suite_async
-from .runner.run import RunOptions, RunResult
+from .runner.result import RunResult
+from .runner.run import RunOptions
 from .suitefile import LoadedSuite, load_suite, parse_suite
 
 __version__ = "0.1.0.dev0"

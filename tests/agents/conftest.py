@@ -14,7 +14,7 @@ import pytest
 from openwop_eval.agents import OpenAIAgent
 from openwop_eval.chat import Backoff
 from openwop_eval.runner import RunOptions, run_suite_async
-from openwop_eval.runner.run import RunResult
+from openwop_eval.runner.result import RunResult
 from openwop_eval.store import Store
 from openwop_eval.suitefile import parse_suite
 from tests.fakes.openai_server import FakeEndpoint, Sleeps, endpoint_fixture

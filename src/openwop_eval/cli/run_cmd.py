@@ -27,7 +27,8 @@ from ..runner import Recording, merge_recordings
 from ..runner.api import resume_async, run_suite_async
 from ..runner.events import read_jsonl
 from ..runner.ray_executor import RayExecutor
-from ..runner.run import RunOptions, RunResult, TrialExecutor
+from ..runner.result import RunResult
+from ..runner.run import RunOptions, TrialExecutor
 from ..runner.tools import LiveTool, load_live_tools
 from ..suitefile import LoadedSuite, load_suite
 from .codes import EXIT_FAILED, EXIT_INVALID, EXIT_OK

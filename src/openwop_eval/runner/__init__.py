@@ -19,7 +19,8 @@ from .api import (
     run_suite_async,
 )
 from .fixtures import FixtureSource, merge_recordings, recording_from
-from .run import Observer, RunOptions, RunResult
+from .result import RunResult
+from .run import Observer, RunOptions
 
 __all__ = [
     "ActiveRun",

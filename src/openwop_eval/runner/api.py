@@ -27,11 +27,11 @@ from ..store.leases import Lease
 from ..suitefile import LoadedSuite, load_suite, parse_suite, suite_document
 from .ending import SOURCE_LOST, SUITE_LOST, RunFailure, end_run, settle_logged_end
 from .fixtures import FixtureSource, FixtureSourceError
+from .result import RunResult
 from .run import (
     Execution,
     Observer,
     RunOptions,
-    RunResult,
     TrialExecutor,
     execute_run,
     prepare_run,

@@ -23,7 +23,7 @@ from fractions import Fraction
 from typing import IO, Any, Protocol
 
 from ..agents.base import Agent
-from ..core import GradingPlan, SuiteGrade, SuiteTally, plan_suite, summary_dict
+from ..core import GradingPlan, SuiteTally, plan_suite, summary_dict
 from ..core.names import EXT_SHARD
 from ..core.plan import RunTerms
 from ..core.rubric import Judge
@@ -45,10 +45,11 @@ from ..store.leases import Lease, LeaseLostError
 from ..suitefile import LoadedSuite
 from .baseline import diff_ref
 from .committer import Committer
-from .detail import Diagnostics, detail, prior_trials
+from .detail import detail, prior_trials
 from .ending import end_run, failure_of, writer_for
 from .events import EventWriter, new_id, pending
 from .fixtures import FixtureSource
+from .result import RunResult
 from .safety import policy_to_json
 from .tools import LiveTool
 from .trial import Finished, TrialOutcome, TrialSetup, run_trial
@@ -84,35 +85,6 @@ class Observer(Protocol):
     def started(self, run_id: str, total: int, done: int) -> None: ...
 
     def finished(self, outcome: TrialOutcome) -> None: ...
-
-
-@dataclass
-class RunResult:
-    """A decided run. ``outline`` is its grade per task (no trials: it is kept in memory
-    whatever the run's size); ``grade`` and ``diagnostics``, trial by trial, are read back
-    from the store the first time they are asked for."""
-
-    run_id: str
-    outline: SuiteGrade
-    summary: dict[str, Any]
-    _detail: Callable[[], tuple[SuiteGrade, Diagnostics]] = field(repr=False)
-    budget_exhausted: bool = False
-    resumed_trials: int = 0
-    agent_id: str = ""
-    _loaded: tuple[SuiteGrade, Diagnostics] | None = field(default=None, repr=False)
-
-    @property
-    def grade(self) -> SuiteGrade:
-        return self._details()[0]
-
-    @property
-    def diagnostics(self) -> Diagnostics:
-        return self._details()[1]
-
-    def _details(self) -> tuple[SuiteGrade, Diagnostics]:
-        if self._loaded is None:
-            self._loaded = self._detail()
-        return self._loaded
 
 
 @dataclass

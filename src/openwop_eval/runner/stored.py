@@ -8,7 +8,7 @@ from ..store import Store
 from ..suitefile import parse_suite
 from .api import RunError
 from .detail import decide
-from .run import RunResult
+from .result import RunResult
 
 
 def stored_result(store: Store, run_id: str) -> RunResult:

@@ -1,0 +1,48 @@
+"""A decided run, as the runner returns it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core import SuiteGrade
+from .detail import Diagnostics
+
+
+@dataclass
+class RunResult:
+    """A decided run. ``outline`` is its grade per task (no trials: it is kept in memory
+    whatever the run's size); ``grade`` and ``diagnostics``, trial by trial, are read back
+    from the store the first time they are asked for."""
+
+    run_id: str
+    outline: SuiteGrade
+    summary: dict[str, Any]
+    _detail: Callable[[], tuple[SuiteGrade, Diagnostics]] = field(repr=False)
+    budget_exhausted: bool = False
+    resumed_trials: int = 0
+    agent_id: str = ""
+    _loaded: tuple[SuiteGrade, Diagnostics] | None = field(default=None, repr=False)
+
+    @property
+    def grade(self) -> SuiteGrade:
+        return self._details()[0]
+
+    @property
+    def diagnostics(self) -> Diagnostics:
+        return self._details()[1]
+
+    def _details(self) -> tuple[SuiteGrade, Diagnostics]:
+        if self._loaded is None:
+            self._loaded = self._detail()
+        return self._loaded
+
+    def __repr__(self) -> str:
+        # Short whatever the suite's size. ``asyncio.run`` formats its finished task, result
+        # included, as it restores the interrupt handler (Python 3.11 builds that text in
+        # full before cutting it): the generated repr walked the suite and every grade, 1.7 s
+        # a call for 10,000 tasks, twice at the end of every run.
+        verdict = "passed" if self.outline.passed else "not passed"
+        tasks = len(self.outline.tasks)
+        return f"<RunResult {self.run_id} {verdict}, {tasks} tasks>"
