@@ -13,7 +13,7 @@ from openwop_eval.core import names as n
 from openwop_eval.core.aggregate import SuiteGrade
 from openwop_eval.core.errors import GradingError
 from openwop_eval.core.golden import golden_score
-from openwop_eval.core.grading import Outcome, TaskGrade, TrialGrade
+from openwop_eval.core.grading import FAILURES_KEPT, Outcome, TaskGrade, TrialGrade
 from openwop_eval.core.plan import CompiledTask, GradingPlan
 from openwop_eval.core.reasons import Reason
 from openwop_eval.core.records import TrialRecord
@@ -197,6 +197,7 @@ def grade_task(plan: GradingPlan, task: CompiledTask, records: Sequence[TrialRec
         exact_gated=gated,
         exact_latency_ms=exact_latency,
         findings=distinct_tags([f for t in trials for f in t.findings]),
+        failures=tuple(t for t in trials if not t.passed)[:FAILURES_KEPT],
     )
 
 

@@ -22,6 +22,7 @@ from openwop_eval.core import (
     grade_trial,
     summary_dict,
 )
+from openwop_eval.core.grading import FAILURES_KEPT
 from openwop_eval.core.reasons import Reasons
 from openwop_eval.core.stats import DecimalSum, decimal, decimal_parts
 from tests.core import oracle
@@ -207,3 +208,24 @@ def test_a_non_finite_value_is_refused_as_decimal_refuses_it(value: float) -> No
     with pytest.raises(ValueError, match="Invalid literal for Fraction") as mine:
         decimal_parts(value)
     assert str(mine.value) == str(theirs.value)
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data(), count=st.integers(1, 40), keep=st.booleans())
+def test_a_task_keeps_its_lowest_failed_trials_however_they_arrive(
+    data: st.DataObject, count: int, keep: bool
+) -> None:
+    outputs = data.draw(st.lists(st.sampled_from(["ok", "no", None]), min_size=count))
+    ran = [(i, out) for i, out in enumerate(outputs[:count]) if out is not None]  # None: not run
+    compiled = plan(suite_doc(golden("t"), trials={"count": count}))
+    tally = SuiteTally(compiled, keep_trials=keep)
+    for i, out in data.draw(st.permutations(ran)):
+        tally.add(trial("t", i, out))
+    task = tally.finish().tasks[0]
+    failed = [i for i in range(count) if outputs[i] != "ok"]
+    assert [t.index for t in task.failures] == failed[:FAILURES_KEPT]
+    for t in task.failures:
+        code = "not-run" if outputs[t.index] is None else "score-below-bar"
+        assert not t.passed
+        assert t.reasons[0].rule == code
+    assert count - task.passed_trials == len(failed)

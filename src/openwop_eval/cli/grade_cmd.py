@@ -108,7 +108,7 @@ def grade(
         )
         result = run_to_end(err, RunProgress(err, enabled=False), closing_judge(coro, judge))
     write_outputs(result, out, report, junit, markdown_path, html_path)
-    print_run_table(out_console, result.grade, result.run_id)
+    print_run_table(out_console, result.outline, result.run_id)
     print_modes(out_console, result.summary)
     sys.exit(EXIT_OK if result.summary["passed"] else EXIT_FAILED)
 

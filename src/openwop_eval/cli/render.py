@@ -47,7 +47,8 @@ def plain(text: str) -> str:
 
 
 def print_run_table(console: Console, grade: SuiteGrade, run_id: str) -> None:
-    """Per task: score, gated score, passed, and each failed trial's first failed constraint."""
+    """Per task: score, gated score, passed, and the first failed constraint of its failed
+    trials, the first few of them (a grade without its trials will do: a run's outline)."""
     table = Table(
         title=f"{grade.plan.suite.suite_id}@{grade.plan.suite.version}",
         title_justify="left",
@@ -59,7 +60,10 @@ def print_run_table(console: Console, grade: SuiteGrade, run_id: str) -> None:
     table.add_column("passed")
     table.add_column("failed trials: first failed constraint", overflow="fold")
     for task in grade.tasks:
-        failures = [f"#{t.index + 1} {first_failure(t)}" for t in task.trials if first_failure(t)]
+        failures = [f"#{t.index + 1} {first_failure(t)}" for t in task.failures if first_failure(t)]
+        more = grade.plan.count - task.passed_trials - len(task.failures)
+        if more > 0:
+            failures.append(f"… and {more} more failed trials (all in the report)")
         table.add_row(
             task.task_id,
             f"{task.score:.3g}",

@@ -215,7 +215,7 @@ def run(
         coro = _start(wiring, resume_id, options, recording, common, modal)
         result = run_to_end(err, progress, closing_judge(coro, wiring.judge))
     write_outputs(result, out, report, junit, markdown_path, html_path)
-    print_run_table(out_console, result.grade, result.run_id)
+    print_run_table(out_console, result.outline, result.run_id)
     print_modes(out_console, result.summary)
     if result.budget_exhausted:
         err.print("[yellow]maxCostUsd was exceeded: trials after that point did not run[/yellow]")

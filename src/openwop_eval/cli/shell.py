@@ -161,10 +161,12 @@ def write_outputs(
             result.run_id, result.agent_id, result.grade, result.summary, result.diagnostics
         )
         write_file(html_path, render_report(data))
-    text = markdown(result.grade, result.run_id)
+    summary_file = os.environ.get("GITHUB_STEP_SUMMARY") if step_summary else None
+    if not markdown_path and not summary_file:
+        return
+    text = markdown(result.outline, result.run_id)  # per task: no trial read back
     if markdown_path:
         write_file(markdown_path, text)
-    summary_file = os.environ.get("GITHUB_STEP_SUMMARY") if step_summary else None
     if summary_file:
         with open(summary_file, "a", encoding="utf-8") as handle:
             handle.write(text)

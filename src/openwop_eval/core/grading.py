@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Literal, NamedTuple, TypeAlias
+from typing import Final, Literal, NamedTuple, TypeAlias
 
 from .frozen import quick_init
 from .plan import CompiledTask, GradingPlan
@@ -57,6 +57,9 @@ class TrialGrade(NamedTuple):
 
 _new_grade = tuple.__new__
 
+FAILURES_KEPT: Final = 5
+"""Failed trials a task grade keeps for display, whether or not it keeps every trial."""
+
 
 @quick_init
 @dataclass(frozen=True, slots=True)
@@ -82,6 +85,9 @@ class TaskGrade:
     exact_latency_ms: Fraction | None = None
     findings: tuple[FindingTag, ...] = ()
     """The distinct findings of its trials, most severe first."""
+    failures: tuple[TrialGrade, ...] = ()
+    """The trials that did not pass (a trial not run among them), lowest index first, at
+    most ``FAILURES_KEPT``: what a summary shows, kept however many trials the task has."""
 
 
 def grade_trial(plan: GradingPlan, task: CompiledTask, record: TrialRecord) -> TrialGrade:

@@ -25,7 +25,7 @@ from typing import Final
 from . import names as n
 from .aggregate import SuiteGrade, decide
 from .errors import GradingError
-from .grading import TaskGrade, TrialGrade, grade_trial, not_run
+from .grading import FAILURES_KEPT, TaskGrade, TrialGrade, grade_trial, not_run
 from .plan import CompiledTask, GradingPlan
 from .reasons import Reason
 from .records import TrialRecord
@@ -43,6 +43,7 @@ class TaskTally:
         "_claimed",
         "_cost",
         "_extremes",
+        "_failed",
         "_findings",
         "_gating",
         "_latency",
@@ -81,6 +82,8 @@ class TaskTally:
         """The exact sum of the costs reported (made at the first one)."""
         self._latency: DecimalSum | None = None
         self._findings: set[FindingTag] = set()
+        self._failed: list[TrialGrade] = []
+        """The failed trials of lowest index folded so far, at most ``FAILURES_KEPT``."""
         self._claimed = 0
 
     def check(self, index: int) -> None:
@@ -116,6 +119,8 @@ class TaskTally:
                 self._flush()
         if passed:
             self._passed += 1
+        else:
+            self._keep_failure(grade, index)
         if unsafe:
             self._unsafe += 1
         if findings:
@@ -128,6 +133,31 @@ class TaskTally:
             self._latency.add(latency)
         if self._trials is not None:
             self._trials[index] = grade
+
+    def _keep_failure(self, grade: TrialGrade, index: int) -> None:
+        failed = self._failed
+        if len(failed) == FAILURES_KEPT:
+            if index > failed[-1][1]:
+                return  # folded in any order: the kept ones are the lowest indexes
+            failed.pop()
+        at = len(failed)
+        while at and failed[at - 1][1] > index:
+            at -= 1
+        failed.insert(at, grade)
+
+    def _failures(self) -> tuple[TrialGrade, ...]:
+        """The kept failures with the trials not run among the lowest indexes."""
+        kept = self._failed
+        if self._claimed == self.count:
+            return tuple(kept)
+        bound = kept[-1][1] if len(kept) == FAILURES_KEPT else self.count
+        seen, missing = self._seen, []
+        for index in range(min(bound, self.count)):
+            if not seen[index >> 3] & (1 << (index & 7)):
+                missing.append(not_run(self.task.task_id, index))
+                if len(missing) == FAILURES_KEPT:
+                    break
+        return tuple(sorted([*kept, *missing], key=_index)[:FAILURES_KEPT])
 
     def _flush(self) -> None:
         for value, times in self._scores.items():
@@ -233,6 +263,7 @@ class TaskTally:
             exact_gated=gated,
             exact_latency_ms=latency,
             findings=distinct_tags(list(self._findings)) if self._findings else (),
+            failures=self._failures(),
         )
 
     def _trial_grades(self) -> tuple[TrialGrade, ...]:
@@ -248,6 +279,10 @@ class TaskTally:
         return _std_dev(
             total.numerator, total.exponent, squares.numerator, squares.exponent, self.count
         )
+
+
+def _index(grade: TrialGrade) -> int:
+    return grade[1]
 
 
 @lru_cache(maxsize=4096)

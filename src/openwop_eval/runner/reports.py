@@ -125,7 +125,7 @@ def markdown(grade: SuiteGrade, run_id: str) -> str:
     ]
     for task in grade.tasks:
         failure = next(
-            (f"trial {t.index + 1}: {first_failure(t)}" for t in task.trials if first_failure(t)),
+            (f"trial {t.index + 1}: {first_failure(t)}" for t in task.failures if first_failure(t)),
             "",
         )
         lines.append(
