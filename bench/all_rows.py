@@ -209,6 +209,10 @@ def runner_speed(trials: int, small: int, got: Outcomes) -> Line:
         line.peers = [inspect_speed(trials, got, tps)]
         return line
     line.peers = [inspect_estimate(trials, small, got)]
+    runs = [round(trials / s) for s in need(job, "instant").get("samplesSeconds", [])]
+    line.figures["runs"] = len(runs) or 1
+    if len(runs) > 1:
+        line.note = f"the median of {len(runs)} runs: {', '.join(f'{r:,}' for r in runs)}"
     try:
         first, _ = baseline(small, got)
     except NotMeasuredError:
