@@ -137,11 +137,11 @@ class TaskTally:
     def _keep_failure(self, grade: TrialGrade, index: int) -> None:
         failed = self._failed
         if len(failed) == FAILURES_KEPT:
-            if index > failed[-1][1]:
+            if index > failed[-1].index:
                 return  # folded in any order: the kept ones are the lowest indexes
             failed.pop()
         at = len(failed)
-        while at and failed[at - 1][1] > index:
+        while at and failed[at - 1].index > index:
             at -= 1
         failed.insert(at, grade)
 
@@ -150,14 +150,14 @@ class TaskTally:
         kept = self._failed
         if self._claimed == self.count:
             return tuple(kept)
-        bound = kept[-1][1] if len(kept) == FAILURES_KEPT else self.count
+        bound = kept[-1].index if len(kept) == FAILURES_KEPT else self.count
         seen, missing = self._seen, []
         for index in range(min(bound, self.count)):
             if not seen[index >> 3] & (1 << (index & 7)):
                 missing.append(not_run(self.task.task_id, index))
                 if len(missing) == FAILURES_KEPT:
                     break
-        return tuple(sorted([*kept, *missing], key=_index)[:FAILURES_KEPT])
+        return tuple(sorted([*kept, *missing], key=lambda t: t.index)[:FAILURES_KEPT])
 
     def _flush(self) -> None:
         for value, times in self._scores.items():
@@ -279,10 +279,6 @@ class TaskTally:
         return _std_dev(
             total.numerator, total.exponent, squares.numerator, squares.exponent, self.count
         )
-
-
-def _index(grade: TrialGrade) -> int:
-    return grade[1]
 
 
 @lru_cache(maxsize=4096)
