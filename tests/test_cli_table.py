@@ -12,7 +12,8 @@ from click.testing import CliRunner
 
 from openwop_eval.cli.main import main
 from openwop_eval.runner import run as run_module
-from tests.helpers import golden, suite_doc
+from openwop_eval.runner.reports import listed_tasks
+from tests.helpers import golden, graded, suite_doc, trial
 
 AGENT = """
 def agent(input, tools):
@@ -50,3 +51,48 @@ def test_the_table_shows_the_first_failed_trials_and_counts_the_rest(
     markdown = (tmp_path / "summary.md").read_text()
     assert "| `a` | 0 | 0 | **no** | trial 1: score 0 is below passScore 1 |" in markdown
     assert "| `b` | 1 | 1 | yes |  |" in markdown
+
+
+def test_past_fifty_tasks_only_those_that_did_not_pass_are_listed(tmp_path: Path) -> None:
+    tasks = [{**golden(f"t{i:02d}"), "input": {"good": i not in (7, 42)}} for i in range(60)]
+    suite = tmp_path / "suite.json"
+    suite.write_text(json.dumps(suite_doc(*tasks, trials={"count": 1})))
+    (tmp_path / "agent.py").write_text(AGENT)
+    result = CliRunner().invoke(
+        main,
+        [
+            "run", str(suite), "--agent", f"{tmp_path / 'agent.py'}:agent", "--quiet",
+            "--store", f"sqlite:///{tmp_path / 'store.sqlite'}",
+            "--markdown", str(tmp_path / "summary.md"),
+        ],
+        env={"COLUMNS": "250"},
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output
+    listed = {f"t{i:02d}" for i in range(60) if f"│ t{i:02d} " in result.output}
+    assert listed == {"t07", "t42"}
+    line = "the 58 tasks that passed are not listed (past 50 tasks only those that did not"
+    assert line in result.output
+    assert "58/60 tasks passed" in result.output
+    markdown = (tmp_path / "summary.md").read_text()
+    assert [row.split("`")[1] for row in markdown.splitlines() if row.startswith("| `")] == [
+        "t07",
+        "t42",
+    ]
+    assert "The 58 tasks that passed are not listed (past 50 tasks" in markdown
+
+
+@pytest.mark.parametrize(("tasks", "failing", "shown"), [(50, 50, 50), (51, 0, 0), (70, 60, 50)])
+def test_a_table_lists_every_task_up_to_fifty_then_the_first_fifty_that_did_not_pass(
+    tasks: int, failing: int, shown: int
+) -> None:
+    doc = suite_doc(*(golden(f"t{i:02d}") for i in range(tasks)))
+    records = [trial(f"t{i:02d}", 0, "no" if i < failing else "ok") for i in range(tasks)]
+    listed, left_out = listed_tasks(graded(doc, *records))
+    if tasks <= 50:
+        assert [t.task_id for t in listed] == [f"t{i:02d}" for i in range(tasks)]
+        assert left_out is None
+    else:
+        assert [t.task_id for t in listed] == [f"t{i:02d}" for i in range(shown)]
+        assert left_out is not None
+        head = f"listed: the first 50 of the {failing} that did not pass; " if failing > 50 else ""
+        assert left_out.startswith(f"{head}the {tasks - failing} tasks that passed are not listed")

@@ -63,6 +63,10 @@ totals, not its trials, in memory, so this bounds the store and the run's time."
 MAX_PRINTED_PROBLEMS = 50
 """Problems printed by ``validate`` and ``run``; the rest are counted ("… and N more")."""
 
+MAX_TABLE_TASKS = 50
+"""Tasks a run's table (and its Markdown summary) lists one by one. A larger suite lists the
+tasks that did not pass, the first 50 of them, and says how many it leaves out."""
+
 MAX_JSON_PROBLEMS = 1_000
 """Problems listed by ``validate --json``; ``problemCount`` always gives the total."""
 

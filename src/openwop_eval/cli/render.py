@@ -11,7 +11,7 @@ from rich.table import Table
 
 from .. import limits
 from ..core import Problem, SuiteGrade
-from ..runner.reports import first_failure
+from ..runner.reports import first_failure, listed_tasks
 
 
 def print_problems(console: Console, source: str, problems: Sequence[Problem]) -> None:
@@ -59,7 +59,8 @@ def print_run_table(console: Console, grade: SuiteGrade, run_id: str) -> None:
     table.add_column("gated", justify="right")
     table.add_column("passed")
     table.add_column("failed trials: first failed constraint", overflow="fold")
-    for task in grade.tasks:
+    tasks, left_out = listed_tasks(grade)
+    for task in tasks:
         failures = [f"#{t.index + 1} {first_failure(t)}" for t in task.failures if first_failure(t)]
         more = grade.plan.count - task.passed_trials - len(task.failures)
         if more > 0:
@@ -71,7 +72,10 @@ def print_run_table(console: Console, grade: SuiteGrade, run_id: str) -> None:
             "[green]yes[/green]" if task.passed else "[red]no[/red]",
             escape("\n".join(failures)),
         )
-    console.print(table)
+    if tasks:
+        console.print(table)
+    if left_out is not None:
+        console.print(f"[dim]{escape(left_out)}[/dim]")
     verdict = "[green]PASSED[/green]" if grade.passed else "[red]NOT PASSED[/red]"
     console.print(
         f"{verdict}  aggregate {grade.aggregate_score:.3g}, gated {grade.gated_aggregate_score:.3g}"

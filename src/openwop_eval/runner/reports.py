@@ -9,11 +9,28 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import Any
 
+from .. import limits
 from ..core import Reason, SuiteGrade, TaskGrade, TrialGrade
 
 
 def first_failure(trial: TrialGrade) -> str | None:
     return str(trial.reasons[0]) if trial.reasons and not trial.passed else None
+
+
+def listed_tasks(grade: SuiteGrade) -> tuple[tuple[TaskGrade, ...], str | None]:
+    """The tasks a table lists, and a line on those it leaves out (None: it lists them all).
+    Up to ``MAX_TABLE_TASKS`` tasks, every one; past it, the first ``MAX_TABLE_TASKS`` that
+    did not pass: ten thousand rows help nobody, and took seconds to print."""
+    tasks, most = grade.tasks, limits.MAX_TABLE_TASKS
+    if len(tasks) <= most:
+        return tasks, None
+    failed = [t for t in tasks if not t.passed]
+    shown, passed = tuple(failed[:most]), len(tasks) - len(failed)
+    said = [f"the {passed:,} tasks that passed are not listed"] if passed else []
+    if len(failed) > most:
+        said.insert(0, f"listed: the first {most} of the {len(failed):,} that did not pass")
+    why = f"past {most} tasks only those that did not pass are; the report has every task"
+    return shown, f"{'; '.join(said)} ({why})"
 
 
 def report_dict(
@@ -119,11 +136,15 @@ def markdown(grade: SuiteGrade, run_id: str) -> str:
         f"Aggregate score {grade.aggregate_score:.3g}, gated {grade.gated_aggregate_score:.3g}, "
         f"pass score {float(grade.plan.pass_score):g}; "
         f"{grade.passed_count}/{len(grade.tasks)} tasks passed. Run `{run_id}`.",
-        "",
-        "| task | score | gated | passed | first failure |",
-        "| --- | --- | --- | --- | --- |",
     ]
-    for task in grade.tasks:
+    tasks, left_out = listed_tasks(grade)
+    if tasks:
+        lines += [
+            "",
+            "| task | score | gated | passed | first failure |",
+            "| --- | --- | --- | --- | --- |",
+        ]
+    for task in tasks:
         failure = next(
             (f"trial {t.index + 1}: {first_failure(t)}" for t in task.failures if first_failure(t)),
             "",
@@ -132,6 +153,8 @@ def markdown(grade: SuiteGrade, run_id: str) -> str:
             f"| `{task.task_id}` | {task.score:.3g} | {task.gated_score:.3g} | "
             f"{'yes' if task.passed else '**no**'} | {_cell(failure)} |"
         )
+    if left_out is not None:
+        lines += ["", left_out[0].upper() + left_out[1:] + "."]
     if grade.reasons:
         lines += ["", *(f"- {_cell(str(r))}" for r in grade.reasons)]
     found = [t for t in grade.tasks if t.findings]
