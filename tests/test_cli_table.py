@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from openwop_eval.cli.main import main
+from openwop_eval.pytest_run import task_text
 from openwop_eval.runner import run as run_module
 from openwop_eval.runner.reports import listed_tasks
 from tests.helpers import golden, graded, suite_doc, trial
@@ -96,3 +97,15 @@ def test_a_table_lists_every_task_up_to_fifty_then_the_first_fifty_that_did_not_
         assert left_out is not None
         head = f"listed: the first 50 of the {failing} that did not pass; " if failing > 50 else ""
         assert left_out.startswith(f"{head}the {tasks - failing} tasks that passed are not listed")
+
+
+def test_a_pytest_item_names_the_first_five_failed_trials_and_counts_the_rest() -> None:
+    doc = suite_doc(golden("t"), trials={"count": 8})
+    records = [trial("t", i, "ok" if i in (1, 4) else "no") for i in range(8)]
+    task = graded(doc, *records).tasks[0]
+    lines = task_text(task, 8, "local/r").splitlines()
+    assert lines[1:7] == [
+        *(f"  #{i} score 0 is below passScore 1" for i in (1, 3, 4, 6, 7)),
+        "  … and 1 more failed trial (all in the report)",
+    ]
+    assert lines[-1] == "score 0.25, gated 0.25; run local/r"

@@ -320,13 +320,13 @@ class TaskItem(_SuiteItem):
 
     def runtest(self) -> None:
         result = self.run.result()
-        task = next(t for t in result.grade.tasks if t.task_id == self.name)
+        task = next(t for t in result.outline.tasks if t.task_id == self.name)
         self.user_properties += [
             ("runId", result.run_id),
             ("score", task.score),
             ("gatedScore", task.gated_score),
         ]
-        text = task_text(task, result.run_id)
+        text = task_text(task, result.outline.plan.count, result.run_id)
         if not task.passed:
             pytest.fail(text, pytrace=False)
         self.add_report_section("call", "openwop-eval", text)
@@ -338,7 +338,7 @@ class GateItem(_SuiteItem):
 
     def runtest(self) -> None:
         result = self.run.result()
-        grade = result.grade
+        grade = result.outline
         self.user_properties += [
             ("runId", result.run_id),
             ("aggregateScore", grade.aggregate_score),

@@ -35,7 +35,7 @@ from .runner import (
     check_runnable,
     run_suite_async,
 )
-from .runner.reports import first_failure, reason_text, report_dict
+from .runner.reports import failure_lines, reason_text, report_dict
 from .store import Store
 from .suitefile import LoadedSuite, parse_suite
 
@@ -204,19 +204,18 @@ def problems_text(source: str, problems: list[Problem]) -> str:
     return _render(lambda console: print_problems(console, source, problems))
 
 
-def task_text(task: TaskGrade, run_id: str) -> str:
-    """Why the task passed or not, then each failed trial's first failed constraint — the
-    run table's row, one trial a line."""
+def task_text(task: TaskGrade, count: int, run_id: str) -> str:
+    """Why the task passed or not, then its failed trials' first failed constraints — the
+    run table's row, one trial a line (the first few; ``count`` trials in all)."""
     head = "passed" if task.passed else (reason_text(task.reasons) or "did not pass")
-    lines = [head]
-    lines += [f"  #{t.index + 1} {failure}" for t in task.trials if (failure := first_failure(t))]
+    lines = [head, *(f"  {line}" for line in failure_lines(task, count))]
     lines.append(f"score {task.score:.3g}, gated {task.gated_score:.3g}; run {run_id}")
     return "\n".join(lines)
 
 
 def gate_text(result: RunResult) -> str:
     """The suite's reasons, then the run table ``openwop-eval run`` prints."""
-    grade = result.grade
+    grade = result.outline
     lines = [reason_text(grade.reasons) if grade.reasons else "the suite passed"]
     if result.budget_exhausted:
         lines.append("maxCostUsd was exceeded: trials after that point did not run")

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from .. import limits
 from ..core import Problem, SuiteGrade
-from ..runner.reports import first_failure, listed_tasks
+from ..runner.reports import failure_lines, listed_tasks
 
 
 def print_problems(console: Console, source: str, problems: Sequence[Problem]) -> None:
@@ -61,10 +61,7 @@ def print_run_table(console: Console, grade: SuiteGrade, run_id: str) -> None:
     table.add_column("failed trials: first failed constraint", overflow="fold")
     tasks, left_out = listed_tasks(grade)
     for task in tasks:
-        failures = [f"#{t.index + 1} {first_failure(t)}" for t in task.failures if first_failure(t)]
-        more = grade.plan.count - task.passed_trials - len(task.failures)
-        if more > 0:
-            failures.append(f"… and {more} more failed trials (all in the report)")
+        failures = failure_lines(task, grade.plan.count)
         table.add_row(
             task.task_id,
             f"{task.score:.3g}",

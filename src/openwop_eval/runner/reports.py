@@ -17,6 +17,16 @@ def first_failure(trial: TrialGrade) -> str | None:
     return str(trial.reasons[0]) if trial.reasons and not trial.passed else None
 
 
+def failure_lines(task: TaskGrade, count: int) -> list[str]:
+    """``#N reason`` for each failed trial the task keeps (its first few), then a count of
+    the others; ``count`` is the trials of the task."""
+    lines = [f"#{t.index + 1} {failure}" for t in task.failures if (failure := first_failure(t))]
+    more = count - task.passed_trials - len(task.failures)
+    if more > 0:
+        lines.append(f"… and {more} more failed trial{'s' if more > 1 else ''} (all in the report)")
+    return lines
+
+
 def listed_tasks(grade: SuiteGrade) -> tuple[tuple[TaskGrade, ...], str | None]:
     """The tasks a table lists, and a line on those it leaves out (None: it lists them all).
     Up to ``MAX_TABLE_TASKS`` tasks, every one; past it, the first ``MAX_TABLE_TASKS`` that
