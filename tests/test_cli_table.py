@@ -1,6 +1,7 @@
-"""What `run` prints, and `--markdown` writes, comes from the run's outline: per task, and
-the first few failed trials of each. No trial is read back from the store for it, so the
-command's memory does not grow with the run (100,000 trials read back took 2 GB)."""
+"""What `run` prints, `--markdown` writes and a pytest item reports comes from the run's
+outline: per task, and the first few failed trials of each; past 50 tasks, only the tasks
+that did not pass. No trial is read back from the store for it, so the command's memory
+does not grow with the run (100,000 trials read back took 2 GB)."""
 
 from __future__ import annotations
 
