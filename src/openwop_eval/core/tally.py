@@ -152,7 +152,7 @@ class TaskTally:
             return tuple(kept)
         bound = kept[-1].index if len(kept) == FAILURES_KEPT else self.count
         seen, missing = self._seen, []
-        for index in range(min(bound, self.count)):
+        for index in range(bound):  # a kept failure's index is below count
             if not seen[index >> 3] & (1 << (index & 7)):
                 missing.append(not_run(self.task.task_id, index))
                 if len(missing) == FAILURES_KEPT:
