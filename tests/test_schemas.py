@@ -11,6 +11,7 @@ import pytest
 
 from openwop_eval import parse_suite, schemas, summary_dict
 from openwop_eval.core import names
+from openwop_eval.schema_errors import ModelValidator, model_validator, schema_problems
 from tests.helpers import calls, golden, graded, rubric, suite_doc, trial
 
 ROOT = Path(__file__).parent.parent
@@ -129,3 +130,30 @@ def _keys(node: Any) -> list[str]:
     if isinstance(node, list):
         return [k for v in node for k in _keys(v)]
     return []
+
+
+def test_inlining_keeps_a_recursive_reference_and_what_it_validates() -> None:
+    """A definition that refers to itself stays a reference inside itself (inlining it
+    would never end), and the inlined schema accepts and rejects what the original does."""
+    schema = {
+        "$defs": {
+            "Tree": {
+                "type": "object",
+                "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/Tree"}}},
+                "additionalProperties": False,
+            }
+        },
+        "type": "object",
+        "properties": {"root": {"$ref": "#/$defs/Tree"}},
+    }
+    inlined: Any = model_validator(schema).schema
+    tree = inlined["properties"]["root"]
+    assert tree["properties"]["kids"]["items"] == {"$ref": "#/$defs/Tree"}
+    deep: dict[str, Any] = {"root": {"kids": [{"kids": [{"kids": []}]}]}}
+    bad: dict[str, Any] = {"root": {"kids": [{"kids": [{"kid": []}]}]}}
+    for doc in (deep, bad):
+        assert [p.path for p in schema_problems(model_validator(schema), doc)] == [
+            p.path for p in schema_problems(ModelValidator(schema), doc)
+        ]
+    assert model_validator(schema).is_valid(deep)
+    assert not model_validator(schema).is_valid(bad)

@@ -70,6 +70,36 @@ ModelValidator = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
 )
 
 
+def model_validator(schema: dict[str, Any]) -> Validator:
+    """A :data:`ModelValidator` for ``schema`` with its local references inlined: a schema
+    that is only ``{"$ref": "#/$defs/X"}`` validates exactly as ``X`` does (2020-12), and
+    resolving the reference at every instance cost a quarter of a 10,000-task suite's
+    validation. ``$defs`` stays, so a reference left in place (a recursive one) resolves."""
+    defs = schema.get("$defs", {})
+    inlined = {k: v if k == "$defs" else _inline(v, defs, ()) for k, v in schema.items()}
+    validator: Validator = ModelValidator(inlined)
+    return validator
+
+
+def _inline(node: Any, defs: dict[str, Any], within: tuple[str, ...]) -> Any:
+    """``node`` with each pure local reference replaced by its target, except one inside
+    its own target (``within``: the definitions being inlined), which stays a reference."""
+    if isinstance(node, list):
+        return [_inline(item, defs, within) for item in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if len(node) == 1 and isinstance(ref, str) and ref.startswith(_LOCAL):
+        name = ref[len(_LOCAL) :]
+        if name in defs and name not in within:
+            return _inline(defs[name], defs, (*within, name))
+        return node
+    return {key: _inline(value, defs, within) for key, value in node.items()}
+
+
+_LOCAL = "#/$defs/"
+
+
 def json_type(value: Any) -> str:
     if value is None:
         return "null"

@@ -13,17 +13,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pydantic
+from jsonschema.protocols import Validator
 
 from . import limits, schemas
 from .core import Problem, Suite, SuiteError, check_suite
 from .core import names as n
 from .core.problems import Loc, errors_in
 from .documents import LineMap, check_values, read_document
-from .schema_errors import ModelValidator, schema_problems
+from .schema_errors import model_validator, schema_problems
 
 
 @dataclass(frozen=True)
@@ -49,11 +51,17 @@ def _validate(
     if not problems and not values_checked:
         problems = check_values(doc)
     if not problems:
-        validator = ModelValidator(schemas.load(schemas.SUITE_SCHEMA))
-        problems = [*_over_trial_limits(doc), *schema_problems(validator, doc), *check_suite(doc)]
+        problems = [*_over_trial_limits(doc), *schema_problems(_validator(), doc)]
+        problems += check_suite(doc)
     if line_of is not None:
         problems = [p.at_line(line_of(p.loc)) for p in problems]
     return sorted(problems, key=lambda p: (p.line or 0, p.path, p.message))
+
+
+@cache
+def _validator() -> Validator:
+    """The suite schema's validator, built once: it is stateless."""
+    return model_validator(schemas.load(schemas.SUITE_SCHEMA))
 
 
 def _over_size_limits(doc: Any) -> Iterator[Problem]:

@@ -18,8 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from openwop_eval import SuiteError, parse_suite
+from openwop_eval import SuiteError, parse_suite, schemas
 from openwop_eval.runner.api import run_suite
+from openwop_eval.schema_errors import ModelValidator, model_validator, schema_problems
 from openwop_eval.store import Store
 from tests.fuzz import generate
 from tests.fuzz.contract import ACCEPTED, StepAgent, check_document, check_file, run_for_real
@@ -233,3 +234,20 @@ def test_what_the_models_refuse_is_a_problem_even_if_the_schema_missed_it(
     with pytest.raises(SuiteError) as caught:
         parse_suite(doc)
     assert [p.path for p in caught.value.problems] == ["$.tasks"]
+
+
+@FUZZ
+@given(st.data())
+def test_inlined_schema_reports_what_the_schema_with_references_reports(
+    data: st.DataObject,
+) -> None:
+    """The suite validator inlines the schema's ``$ref``s (schema_errors.model_validator):
+    on any mutation of a valid suite it reports exactly the problems, in the same order,
+    that the schema as shipped reports."""
+    chooser = DrawChooser(data)
+    doc = generate.pick(chooser, generate.valid_suites())
+    for _ in range(chooser.integer(0, 3)):
+        doc = generate.mutate(chooser, doc)
+    schema = schemas.load(schemas.SUITE_SCHEMA)
+    with_refs = schema_problems(ModelValidator(schema), doc)
+    assert schema_problems(model_validator(schema), doc) == with_refs
