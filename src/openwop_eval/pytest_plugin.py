@@ -320,7 +320,7 @@ class TaskItem(_SuiteItem):
 
     def runtest(self) -> None:
         result = self.run.result()
-        task = next(t for t in result.outline.tasks if t.task_id == self.name)
+        task = self.run.task(self.name)
         self.user_properties += [
             ("runId", result.run_id),
             ("score", task.score),

@@ -92,6 +92,7 @@ class SuiteRun:
     owns_judge: bool = False
     _result: RunResult | None = field(default=None, init=False)
     _failure: str | None = field(default=None, init=False)
+    _tasks: dict[str, TaskGrade] | None = field(default=None, init=False)
 
     @property
     def suite_id(self) -> str:
@@ -119,6 +120,13 @@ class SuiteRun:
             raise RunIncompleteError(self._failure)
         assert self._result is not None
         return self._result
+
+    def task(self, task_id: str) -> TaskGrade:
+        """A task's grade from the run: each of the suite's items asks for its own, so the
+        index is built once (a scan per item was quadratic in the tasks)."""
+        if self._tasks is None:
+            self._tasks = {task.task_id: task for task in self.result().outline.tasks}
+        return self._tasks[task_id]
 
     def close(self) -> None:
         """Release the judge of a suite that never ran (a run closes what it used)."""
