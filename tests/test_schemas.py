@@ -144,11 +144,15 @@ def test_inlining_keeps_a_recursive_reference_and_what_it_validates() -> None:
             }
         },
         "type": "object",
-        "properties": {"root": {"$ref": "#/$defs/Tree"}},
+        "properties": {
+            "root": {"$ref": "#/$defs/Tree"},
+            "pin": {"const": {"$ref": "#/$defs/Tree"}},  # data, never inlined
+        },
     }
     inlined: Any = model_validator(schema).schema
     tree = inlined["properties"]["root"]
     assert tree["properties"]["kids"]["items"] == {"$ref": "#/$defs/Tree"}
+    assert inlined["properties"]["pin"] == {"const": {"$ref": "#/$defs/Tree"}}
     deep: dict[str, Any] = {"root": {"kids": [{"kids": [{"kids": []}]}]}}
     bad: dict[str, Any] = {"root": {"kids": [{"kids": [{"kid": []}]}]}}
     for doc in (deep, bad):

@@ -94,10 +94,12 @@ def _inline(node: Any, defs: dict[str, Any], within: tuple[str, ...]) -> Any:
         if name in defs and name not in within:
             return _inline(defs[name], defs, (*within, name))
         return node
-    return {key: _inline(value, defs, within) for key, value in node.items()}
+    return {k: v if k in _DATA else _inline(v, defs, within) for k, v in node.items()}
 
 
 _LOCAL = "#/$defs/"
+_DATA = frozenset({"const", "enum", "default", "examples"})
+"""Keywords whose values are instances, not schemas: a ``$ref`` there is data."""
 
 
 def json_type(value: Any) -> str:
