@@ -161,3 +161,10 @@ def test_inlining_keeps_a_recursive_reference_and_what_it_validates() -> None:
         ]
     assert model_validator(schema).is_valid(deep)
     assert not model_validator(schema).is_valid(bad)
+
+
+def test_the_shipped_schemas_definitions_set_no_base_that_inlining_would_move() -> None:
+    """Inlining a definition is exact only while none sets ``$id`` or an anchor."""
+    for name in (schemas.SUITE_SCHEMA, schemas.SUMMARY_SCHEMA):
+        keys = set(_keys(schemas.load(name).get("$defs", {})))
+        assert not keys & {"$id", "$anchor", "$dynamicAnchor", "$dynamicRef"}
