@@ -64,7 +64,7 @@ TERMINAL = {"run.completed", "run.failed", "run.cancelled"}
 PER_SUBSCRIBER = [("min", 0), ("p50", 50), ("max", 100)]
 
 
-def write_config(work: Path, tasks: int, trials: int) -> Path:
+def write_config(work: Path, tasks: int, trials: int, run_workers: int) -> Path:
     """The generated suite, its scripted agent and the host configuration."""
     steps = [{"tool": t} for t in TOOLS]
     expected = {"kind": "golden", "match": {"strategy": "exact", "value": "refunded"}}
@@ -83,7 +83,8 @@ def write_config(work: Path, tasks: int, trials: int) -> Path:
     (work / "agent.json").write_text(json.dumps(script), "utf-8")
     mock = resources.files("openwop_eval.conformance") / "fixtures" / "conformance-mock-agent.json"
     (work / "host.toml").write_text(
-        f'suites = ["suites/"]\nconformance_fixtures = true\n\n[agents."{MOCK}"]\n'
+        f'suites = ["suites/"]\nconformance_fixtures = true\nrun_workers = {run_workers}\n\n'
+        f'[agents."{MOCK}"]\n'
         f"agent = {json.dumps(f'scripted:{mock}')}\ntimeout_s = 60\n\n"
         f'[agents."{AGENT}"]\nagent = "scripted:agent.json"\n\n'
         f"[limits]\nmax_tasks_per_suite = {max(1000, tasks)}\n\n"
@@ -389,6 +390,7 @@ def main() -> int:
         parser.add_argument(f"--{name}", type=int, default=number)
     for name, number in [("subscribers", 20), ("tasks", 200), ("trials", 5), ("pairs", 5)]:
         parser.add_argument(f"--{name}", type=int, default=number)
+    parser.add_argument("--run-workers", type=int, default=1, help="the host's (0: none)")
     parser.add_argument("--part", choices=["all", "summary", "sse"], default="all")
     parser.add_argument("--log-level", default="warning", help="the host's (info: access log)")
     parser.add_argument("--json", type=Path)
@@ -403,7 +405,7 @@ def main() -> int:
     scratch, created = f"openwop_eval_bench_{os.getpid()}", False
     with tempfile.TemporaryDirectory(prefix="host-bench-") as tmp:
         try:
-            config = write_config(Path(tmp), args.tasks, args.trials)
+            config = write_config(Path(tmp), args.tasks, args.trials, args.run_workers)
             url = f"sqlite:///{tmp}/host.sqlite"
             if args.database == "postgres":
                 created = scratch_database(args.pg_admin, scratch, create=True)

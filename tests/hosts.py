@@ -29,7 +29,9 @@ from openwop_eval.agents import AgentReply
 async def agent(input, tools):
     """Answers at once, except trials from `hold_from` on, which wait for a release file."""
     trial = tools.context.trial
-    release = os.path.join(os.environ["OPENWOP_TEST_GATE_DIR"], "release")
+    gate_dir = os.environ["OPENWOP_TEST_GATE_DIR"]
+    open(os.path.join(gate_dir, f"played-by-{os.getpid()}"), "w").close()
+    release = os.path.join(gate_dir, "release")
     if trial >= input.get("hold_from", 99):
         while not os.path.exists(release):
             await asyncio.sleep(0.01)   # waiting for the test, not timing anything
@@ -136,7 +138,7 @@ GATED_SUITE: dict[str, Any] = {
 trial 2 waits for the test's release (so a run can be caught mid-way)."""
 
 
-def write_config(tmp: Path) -> Path:
+def write_config(tmp: Path, run_workers: int = 1) -> Path:
     (tmp / "suites").mkdir()
     (tmp / "suites" / "gated.json").write_text(json.dumps(GATED_SUITE))
     (tmp / "gated_agent.py").write_text(GATED_AGENT)
@@ -144,6 +146,7 @@ def write_config(tmp: Path) -> Path:
     config = f'''
 suites = ["suites/", "{example / "suite.yaml"}"]
 conformance_fixtures = true
+run_workers = {run_workers}
 
 [agents."acme.support-resolver"]
 agent = "{example / "agent.py"}:careful_support_agent"
@@ -211,9 +214,15 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 
 
 @pytest.fixture
-def make_host(tmp_path: Path, database: str) -> Iterator[Callable[[], Host]]:
+def run_workers() -> int:
+    """The hosts' ``run_workers``: the default, one (a module may override the fixture)."""
+    return 1
+
+
+@pytest.fixture
+def make_host(tmp_path: Path, database: str, run_workers: int) -> Iterator[Callable[[], Host]]:
     hosts: list[Host] = []
-    config = write_config(tmp_path)
+    config = write_config(tmp_path, run_workers)
     gate_dir = tmp_path / "gate"
     gate_dir.mkdir()
 

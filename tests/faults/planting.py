@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -28,18 +29,33 @@ def _type(doc: Any) -> Any:
     return doc.type if isinstance(doc, EventRow) else doc.get("type")
 
 
-def _kill() -> None:
-    os.kill(os.getpid(), signal.SIGKILL)
+def in_run_worker() -> bool:
+    """This process is a host's run worker (openwop_eval.server.worker)."""
+    worker = sys.modules.get("openwop_eval.server.worker")
+    return bool(getattr(worker, "RUNNING", False))
 
 
-def plant(spec: str, armed: Callable[[], bool] = lambda: True) -> None:
+def plant(
+    spec: str,
+    armed: Callable[[], bool] = lambda: True,
+    disarm: Callable[[], object] = lambda: None,
+    victim: str = "host",
+) -> None:
     """Plant the fault ``spec``; commits count only while ``armed()`` (so a host can serve
-    other runs first)."""
+    other runs first), and ``disarm()`` is called as it strikes (a worker started after it
+    does not strike again). In a host's run worker it kills the host first — the worker
+    dies with it — unless ``victim`` is ``worker``: then the worker alone."""
     from openwop_eval.store import sql
 
     when, _, mode = spec.partition(":")
     original = sql.Store.append
     seen = {"scored": 0}
+
+    def _kill() -> None:
+        disarm()
+        if victim == "host" and in_run_worker():
+            os.kill(os.getppid(), signal.SIGKILL)
+        os.kill(os.getpid(), signal.SIGKILL)
 
     def cut_at(docs: Any) -> int | None:
         """Where the fault lies in this commit (an index into it), or None."""

@@ -1,7 +1,9 @@
 """Kill-and-resume as a property of the host: a host killed at a commit of a run and
 started again resumes the run through its recovery, on the fixtures the run was created with
 (the suite's, or ``fixtureRuns``), and ends with the summary of an uninterrupted run — so
-the deploy gate decides exactly as it would have. On SQLite and PostgreSQL."""
+the deploy gate decides exactly as it would have. The run commits in the host's run worker,
+where the fault strikes: it kills the host (the worker dies with it), or the worker alone,
+which the host replaces. On SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -146,6 +148,35 @@ def test_a_killed_host_resumes_the_run_to_the_uninterrupted_summary(
             assert refused.json()["error"] == "eval_gate_unmet"
         else:
             assert refused.status_code in (200, 201), refused.text
+        with _client(host) as c:
+            poll = c.get(f"/runs/{project_id(killed)}/events/poll", params={"timeout": 0})
+            check_log(poll.json()["events"])
+    finally:
+        host.stop()
+
+
+@pytest.mark.parametrize(("when", "mode"), POINTS)
+def test_a_killed_run_worker_is_replaced_and_the_run_ends_with_the_uninterrupted_summary(
+    tmp_path: Path, database: str, monkeypatch: pytest.MonkeyPatch, when: str, mode: str
+) -> None:
+    arm = tmp_path / "armed"
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(PLANT), *sys.path]))
+    monkeypatch.setenv("OPENWOP_EVAL_TEST_FAULT", f"{when}:{mode}")
+    monkeypatch.setenv("OPENWOP_EVAL_TEST_FAULT_ARM", str(arm))
+    monkeypatch.setenv("OPENWOP_EVAL_TEST_FAULT_VICTIM", "worker")
+    host, _gate = _started(tmp_path, database)
+    try:
+        clean = _create(host, "test.faults.y")
+        assert clean is not None
+        expected = _summary(host, clean)
+
+        arm.touch()  # the next run's worker dies at the planted commit (once: it disarms)
+        killed = _create(host, "test.faults.y")
+        assert killed is not None
+        assert _summary(host, killed) == expected  # resumed in a new worker, same verdict
+        assert not arm.exists()  # the fault struck
+        assert host.process is not None
+        assert host.process.poll() is None  # the host itself never stopped
         with _client(host) as c:
             poll = c.get(f"/runs/{project_id(killed)}/events/poll", params={"timeout": 0})
             check_log(poll.json()["events"])

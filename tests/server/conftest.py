@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from tests.hosts import database, host, make_host
+from tests.hosts import database, host, make_host, run_workers
 from tests.server.inprocess import AppHost, app_host, host_config
 
-__all__ = ["app", "database", "fresh_app", "host", "make_app", "make_host"]
+__all__ = ["app", "database", "fresh_app", "host", "make_app", "make_host", "run_workers"]
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])

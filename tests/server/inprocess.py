@@ -87,6 +87,7 @@ def host_config(
         ),
         limits=Limits(**{**(limits or {}), "max_poll_wait_s": 1}),  # a long poll: 1 s at most
         base_dir=str(ROOT),
+        run_workers=0,  # runs on the app's one loop (above); `serve` processes have a worker
     )
 
 

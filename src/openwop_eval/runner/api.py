@@ -148,12 +148,16 @@ class RunService:
         )
         return ActiveRun(run, execution)
 
-    def reopen(self, run_id: str) -> Reopened:
+    def reopen(
+        self, run_id: str, known: Callable[[RunRecord], LoadedSuite | None] | None = None
+    ) -> Reopened:
         """Restore an unfinished run from the store, the one way every resume starts.
 
         Raises :class:`RunError` when there is nothing to resume, and
         :class:`RunEndedError` — after ending the run as failed — when its suite or fixture
         source cannot be read back: continuing it on anything else could change its verdict.
+        ``known`` may give the run's suite already parsed — only if its document is exactly
+        the run's stored one (a host's catalog suite): parsing a large suite takes a while.
         """
         run = self.store.get_run(run_id)
         if run is None:
@@ -162,8 +166,9 @@ class RunService:
         if run.terminal or settled is not None:
             status = settled or run.status
             raise RunError(f"run {run_id} is already {status}; there is nothing to resume")
+        loaded = known(run) if known is not None else None
         try:
-            loaded = parse_suite(run.suite_doc, source=f"run {run_id}")
+            loaded = loaded or parse_suite(run.suite_doc, source=f"run {run_id}")
         except SuiteError:
             raise self._ended(run_id, SUITE_LOST) from None
         try:

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
+import sqlalchemy as sa
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -26,7 +27,7 @@ from ..store.leases import Lease
 from .agents import get_agent, list_agents, list_deployments, transition
 from .auth import KeyRing
 from .catalog import Catalog
-from .config import HostConfig
+from .config import ConfigError, HostConfig
 from .diff import run_diff_route
 from .errors import (
     PROTOCOL_VERSION,
@@ -44,6 +45,7 @@ from .report import run_report
 from .runs import cancel_run, create_run, eval_summary, get_run, list_runs
 from .state import HostState, host, respond
 from .stream import events, poll
+from .workers import RunWorkers
 
 
 def discovery_document(state: HostState) -> dict[str, Any]:
@@ -165,10 +167,21 @@ async def _refuse(
     await response(scope, receive, send)
 
 
+def _workers(config: HostConfig, url: str, lease: Lease) -> RunWorkers | None:
+    if not config.workers:
+        return None
+    if url.startswith("sqlite") and sa.engine.make_url(url).database in (None, "", ":memory:"):
+        if config.run_workers is None:  # the default: runs play here, as they can
+            return None
+        raise ConfigError("run_workers needs a store other processes can open, not memory")
+    return RunWorkers(config.workers, config, url, lease)
+
+
 def create_app(
     config: HostConfig, store: Store | None = None, port: int | None = None
 ) -> Starlette:
-    """The host as an ASGI app; eval runs execute in this process. On SQLite it is the
+    """The host as an ASGI app; eval runs play in this process, or in ``run_workers``
+    worker processes (workers.py). On SQLite it is the
     store's only host (:class:`ConfigError` when another holds it); on PostgreSQL one of
     any number of replicas (replicas.py). ``port`` names the replica by default."""
     store = store or Store(config.database)
@@ -179,18 +192,23 @@ def create_app(
     feed = Feed(store, hub)
     owner, ttl = replica_id(config.replicas, port), config.replicas.lease_seconds
     lease = Lease(owner, ttl, fenced=not sqlite)  # on SQLite the file lock is the fence
-    manager = RunManager(FeedingStore(store, feed), catalog, hub, lease)  # runs feed streams
+    workers = _workers(config, store.url, lease)
+    manager = RunManager(FeedingStore(store, feed), catalog, hub, lease, workers)  # feeds streams
     replica = Replica(manager, lease, config.replicas, only=sqlite)
     state = HostState(config, store, HostStore(store), catalog, hub, manager, KeyRing(config), feed)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await anyio.sleep(0)  # imports anyio's backend now, not in the first event stream
+        if workers is not None:
+            await workers.start(feed, hub)
         await replica.start()
         try:
             yield
         finally:
             await replica.stop()
+            if workers is not None:
+                await workers.close()
             await catalog.aclose()
             if lock is not None:
                 lock.release()

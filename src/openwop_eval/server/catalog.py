@@ -11,7 +11,9 @@ from typing import Any
 from ..agents import Agent, OpenAIAgentOptions, absolute_spec, resolve_agent
 from ..core import SuiteError
 from ..judges import resolve_judge
+from ..runner import RunOptions
 from ..runner.tools import LiveTool, load_live_tools
+from ..store import RunRecord
 from ..suitefile import LoadedSuite, load_suite, suite_document
 from .config import AgentConfig, ConfigError, HostConfig
 
@@ -37,6 +39,11 @@ class HostAgent:
     agent: Agent
     live: dict[str, LiveTool] | None
     judge: Any
+
+    def options(self, tenant: str) -> RunOptions:
+        """How the host runs this agent for ``tenant``."""
+        config = self.config
+        return RunOptions(concurrency=config.concurrency, timeout_s=config.timeout_s, tenant=tenant)
 
 
 class Catalog:
@@ -114,6 +121,12 @@ class Catalog:
             return None
         latest = max(versions, key=lambda v: tuple(int(x) for x in v.split(".")))
         return self.suites[(suite_id, latest)]
+
+    def known(self, run: RunRecord) -> LoadedSuite | None:
+        """The suite parsed here when it is exactly the run's (RunService.reopen): parsing
+        it again would cost a large suite's run a good part of its time."""
+        suite = self.suites.get((run.suite_id, run.suite_version))
+        return suite.loaded if suite is not None and suite.doc == run.suite_doc else None
 
     @property
     def modes(self) -> list[str]:

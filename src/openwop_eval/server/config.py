@@ -3,6 +3,7 @@
     database = "sqlite:///./host.sqlite"        # or postgresql://user@host/db
     suites = ["suites/"]                        # files or directories of suites
     conformance_fixtures = true                 # also serve the RFC 0246 fixtures
+    run_workers = 2                             # processes runs play in (default 1; 0: here)
     executor = "ray"                            # trials as Ray tasks (default: "local")
     ray_address = "ray://head:10001"            # default: $RAY_ADDRESS, else a local Ray
 
@@ -206,6 +207,9 @@ class HostConfig(_Strict):
     api_keys: tuple[ApiKey, ...] = ()
     limits: Limits = Limits()
     replicas: Replicas = Replicas()
+    run_workers: int | None = Field(None, ge=0, le=32)
+    """Processes the host's runs play in, beside the HTTP process (0: in it); by default
+    one, except with ``executor = "ray"`` or a store in memory (see :attr:`workers`)."""
     executor: Literal["local", "ray"] = "local"
     """Where the host's runs play their trials: in process, or each as a Ray task."""
     ray_address: str | None = Field(None, min_length=1)
@@ -230,6 +234,12 @@ class HostConfig(_Strict):
         return self
 
     @model_validator(mode="after")
+    def _workers_local(self) -> HostConfig:
+        if self.run_workers and self.executor == "ray":
+            raise ValueError('run_workers plays trials in process: not with executor = "ray"')
+        return self
+
+    @model_validator(mode="after")
     def _agent_ids(self) -> HostConfig:
         # agent ids travel in paths and fill bounded store columns: the protocol's grammar
         bad = sorted(a for a in self.agents if not is_agent_id(a))
@@ -238,6 +248,13 @@ class HostConfig(_Strict):
                 f"agent ids must be 1 to {MAX_AGENT_ID_CHARS} of [A-Za-z0-9._~:-]: {bad}"
             )
         return self
+
+    @property
+    def workers(self) -> int:
+        """The run workers to start: as set, else one — none when trials play on Ray."""
+        if self.run_workers is not None:
+            return self.run_workers
+        return 1 if self.executor == "local" else 0
 
     def path(self, relative: str) -> Path:
         return (Path(self.base_dir) / relative).resolve()

@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple
 
@@ -186,6 +186,11 @@ class Feed:
     def __init__(self, store: Store, hub: Hub) -> None:
         self._store, self._hub = store, hub
         self._runs: OrderedDict[str, _Run] = OrderedDict()
+        self.on_follow: Callable[[str], object] | None = None
+        """Told of each run the feed starts to follow (a run worker then sends its frames)."""
+
+    def follows(self, run_id: str) -> bool:
+        return run_id in self._runs
 
     def committed(self, run_id: str, docs: Sequence[object]) -> None:
         """A commit of the run's events (rows as the store wrote them), from any thread:
@@ -195,12 +200,18 @@ class Feed:
             self._hub.call(self._offer, run_id, docs)
 
     def _offer(self, run_id: str, docs: Sequence[object]) -> None:
-        run = self._runs.get(run_id)
-        if run is None:
+        if run_id not in self._runs:
             return
         rows = [d for d in docs if isinstance(d, EventRow)]
         frames = frames_of(rows) if len(rows) == len(docs) else None  # documents: unencoded
         if frames is not None:
+            self.offer(run_id, frames)
+
+    def offer(self, run_id: str, frames: Frames) -> None:
+        """A commit's frames, on the loop, before its wake-up: from a run here (above) or
+        from a run worker (workers.py), which formats them itself."""
+        run = self._runs.get(run_id)
+        if run is not None:
             run.keep(frames)
             run.fed = True  # every later commit comes here too, before its wake-up
 
@@ -242,6 +253,8 @@ class Feed:
             run = self._runs[run_id] = _Run()
             while len(self._runs) > MAX_RUNS:
                 self._runs.popitem(last=False)
+            if self.on_follow is not None:
+                self.on_follow(run_id)
         else:
             self._runs.move_to_end(run_id)
         return run

@@ -6,6 +6,9 @@ run, so no trial is counted twice) on the suite and fixtures it was created with
 that cannot be done exactly — ended with ``run.failed``; no run stays ``running`` forever. A
 graceful shutdown stops runs without ending them, for the next start.
 
+With ``run_workers`` set, runs play in worker processes instead (workers.py): the host
+creates, leases, cancels, stops and recovers them here as ever, and follows their commits.
+
 With ``executor = "ray"`` in the host configuration every run it starts or resumes plays
 its trials as Ray tasks (:mod:`openwop_eval.runner.ray_executor`); the host still grades
 and commits them. A run whose recovery cannot reach Ray is left unfinished, for the next
@@ -17,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from ..core.plan import RunTerms
 from ..runner import (
@@ -26,7 +29,6 @@ from ..runner import (
     Recording,
     RunEndedError,
     RunError,
-    RunOptions,
     RunRequest,
     RunService,
 )
@@ -36,29 +38,43 @@ from ..store import RunRecord, Store
 from ..store.leases import HOST_AGENT, Lease
 from .catalog import Catalog, CatalogSuite, HostAgent
 from .hub import Hub
+from .workers import RunWorkers, WorkerRun
 
 log = logging.getLogger("openwop_eval.server")
 
 
+class Playing(Protocol):
+    """A run this host plays, here (an ActiveRun) or in a worker (a WorkerRun)."""
+
+    @property
+    def run(self) -> RunRecord: ...
+
+    def stop(self) -> None: ...
+
+    def cancel(self) -> None: ...
+
+
 class RunManager:
     def __init__(
-        self, store: Store, catalog: Catalog, hub: Hub, lease: Lease | None = None
+        self,
+        store: Store,
+        catalog: Catalog,
+        hub: Hub,
+        lease: Lease | None = None,
+        workers: RunWorkers | None = None,
     ) -> None:
-        self.store, self.catalog, self.hub = store, catalog, hub
+        self.store, self.catalog, self.hub, self.workers = store, catalog, hub, workers
         self.service = RunService(store, on_commit=hub.notify, lease=lease)
         self.forward_cancel: Callable[[str], object] | None = None
         """Asks the replica that runs a run to cancel it (replicas.py), when not here."""
         self.tasks: dict[str, asyncio.Task[Any]] = {}
-        self.active: dict[str, ActiveRun] = {}
+        self.active: dict[str, Playing] = {}
         config = catalog.config
         self.executor: RayExecutor | None = (
             RayExecutor(config.ray_address) if config.executor == "ray" else None
         )
-
-    @staticmethod
-    def _options(agent: HostAgent, tenant: str) -> RunOptions:
-        config = agent.config
-        return RunOptions(concurrency=config.concurrency, timeout_s=config.timeout_s, tenant=tenant)
+        if workers is not None:  # a worker that died: its runs go on in a new one
+            workers.on_lost = self._orphaned
 
     def prepare(
         self,
@@ -77,7 +93,7 @@ class RunManager:
             suite.loaded,
             agent.agent,
             f"{HOST_AGENT}{agent.agent_id}",
-            self._options(agent, tenant),
+            agent.options(tenant),
             FixtureSource(recording),
             agent.judge,
             agent.live,
@@ -90,9 +106,28 @@ class RunManager:
         return self.service.start(request)
 
     def launch(self, active: ActiveRun) -> None:
-        """Run a prepared run as a task of the event loop (called on the loop)."""
+        """Play a prepared run: in a worker when there are workers, else as a task of the
+        event loop (called on the loop)."""
+        if self.workers is not None and self.workers.available:
+            playing = self.workers.launch(active.run)
+            self.active[active.run_id] = playing
+            self.tasks[active.run_id] = asyncio.create_task(self._follow(playing))
+            return
         self.active[active.run_id] = active
         self.tasks[active.run_id] = asyncio.create_task(self._execute(active))
+
+    async def _follow(self, playing: WorkerRun) -> None:
+        """Until the worker says the run has ended (or the worker is gone)."""
+        try:
+            await playing.ended
+        finally:
+            self.tasks.pop(playing.run_id, None)
+            self.active.pop(playing.run_id, None)
+            self.hub.notify(playing.run_id)
+
+    def _orphaned(self, run_ids: list[str]) -> None:
+        task = asyncio.ensure_future(self.recover(set(run_ids)))
+        task.add_done_callback(lambda done: done.cancelled() or done.exception())
 
     async def _execute(self, active: ActiveRun) -> None:
         try:
@@ -146,7 +181,7 @@ class RunManager:
     def _resume(self, run: RunRecord) -> ActiveRun | None:
         """Ready ``run`` to go on as it was started, or end it as failed (None)."""
         try:
-            reopened = self.service.reopen(run.run_id)
+            reopened = self.service.reopen(run.run_id, self.catalog.known)
         except RunEndedError as ended:  # reopen has ended it, with its reason
             log.warning("ended eval run %s: %s", run.run_id, ended.failure.message)
             return None
@@ -162,7 +197,7 @@ class RunManager:
         try:
             if agent is None:
                 raise RunError("the agent is gone")
-            options = self._options(agent, run.tenant)
+            options = agent.options(run.tenant)
             active = self.service.resume(
                 reopened, agent.agent, options, agent.judge, agent.live, executor=self.executor
             )

@@ -1,0 +1,219 @@
+"""A run worker: a process beside the host's HTTP process that plays the host's runs.
+
+:func:`main` (``FD PID``) is started by the host (workers.py), never by hand. Over the
+connection on file descriptor ``FD`` it first receives the host's configuration, its
+store's URL, its lease and its ``sys.path``; it loads the same catalog, says ``ready``, and
+then plays each run it is handed — created by the host, resumed here through the runner's
+one resume path, so only its missing trials run — until the host cancels or stops it.
+Every commit of a run the host's streams follow goes back to the host already formatted as
+Server-Sent Events frames, then the commit's wake-up: the host's streams fan out what the
+worker wrote without reading it back, and the run does not share an interpreter lock with
+them. The host stops its runs here before it closes the connection; a worker whose host
+died dies with it, with no write after, and the host's next start resumes the runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from multiprocessing.connection import Connection
+from typing import Any
+
+from .. import collector
+from ..runner import ActiveRun, RunEndedError, RunError, RunService
+from ..runner.ending import AGENT_GONE
+from ..store import EventRow, Store
+from ..store.sql import Within
+from .catalog import Catalog
+from .feed import frames_of
+
+log = logging.getLogger("openwop_eval.server.worker")
+
+
+class Outbox:
+    """Messages over a connection, from any thread (the loop's, a committer's) — in either
+    direction. A send to a process that has gone is dropped: its reader sees the end."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn, self._lock = conn, threading.Lock()
+
+    def send(self, *message: object) -> None:
+        with self._lock, contextlib.suppress(OSError):
+            self.conn.send(message)
+
+    def notify(self, run_id: str) -> None:
+        self.send("commit", run_id)
+
+
+class SendingStore(Store):
+    """The store as this worker's runs see it: ``append`` also sends the committed events
+    to the host, as frames, before the commit's wake-up."""
+
+    def __init__(self, store: Store, outbox: Outbox) -> None:  # no second engine: delegates
+        self._wrapped, self._outbox = store, outbox
+        self.followed: set[str] = set()
+        """The runs whose frames the host wants: those its streams follow."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._wrapped, name)
+
+    def append(
+        self,
+        run_id: str,
+        docs: Sequence[dict[str, Any] | EventRow],
+        trials: Sequence[tuple[str, int, str, dict[str, Any]]] = (),
+        within: Within | None = None,
+    ) -> None:
+        self._wrapped.append(run_id, docs, trials, within)
+        if run_id not in self.followed:
+            return
+        rows = [d for d in docs if isinstance(d, EventRow)]
+        frames = frames_of(rows) if len(rows) == len(docs) else None
+        if frames is not None:  # else the host reads them from the store when it wakes
+            self._outbox.send("frames", run_id, frames)
+
+
+class Worker:
+    def __init__(
+        self, catalog: Catalog, service: RunService, store: SendingStore, outbox: Outbox
+    ) -> None:
+        self.catalog, self.service, self.store, self.outbox = catalog, service, store, outbox
+        self.runs: dict[str, ActiveRun | None] = {}  # None: being reopened
+        self.asked: dict[str, str] = {}  # "cancel" or "stop", asked before it was ready
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    def handle(self, message: tuple[Any, ...]) -> None:
+        kind, run_id = message[0], message[1]
+        if kind == "follow" or (kind == "run" and message[2]):
+            self.store.followed.add(run_id)
+        if kind == "run":
+            self.runs[run_id] = None
+            task = asyncio.create_task(self.play(run_id))
+            self.tasks.add(task)
+            task.add_done_callback(self.tasks.discard)
+        elif kind in ("cancel", "stop") and run_id in self.runs:
+            active = self.runs[run_id]
+            if active is None:  # still being made ready
+                self.asked[run_id] = kind
+            elif kind == "stop":
+                active.stop()
+            else:
+                active.cancel()
+
+    async def play(self, run_id: str) -> None:
+        try:
+            active = await asyncio.to_thread(self.ready, run_id)
+            if active is not None:
+                self.runs[run_id] = active
+                asked = self.asked.pop(run_id, None)
+                if asked == "stop":
+                    active.stop()
+                elif asked == "cancel":
+                    active.cancel()
+                await active.execute()
+        except asyncio.CancelledError:
+            pass
+        except Exception:
+            log.exception("eval run %s failed", run_id)
+        finally:
+            self.runs.pop(run_id, None)
+            self.asked.pop(run_id, None)
+            self.store.followed.discard(run_id)
+            self.outbox.send("ended", run_id)
+
+    def ready(self, run_id: str) -> ActiveRun | None:
+        """The run made ready here, as recovery would; None when it is over or ended."""
+        try:
+            reopened = self.service.reopen(run_id, self.catalog.known)
+        except RunEndedError as ended:
+            log.warning("ended eval run %s: %s", run_id, ended.failure.message)
+            return None
+        except RunError:
+            return None
+        agent = self.catalog.agents.get(reopened.run.agent_id)
+        if agent is None:
+            self.service.fail(run_id, AGENT_GONE)
+            return None
+        options = agent.options(reopened.run.tenant)
+        return self.service.resume(reopened, agent.agent, options, agent.judge, agent.live)
+
+
+async def serve(conn: Connection) -> None:
+    config, url, lease, paths = conn.recv()
+    sys.path[:] = paths
+    outbox = Outbox(conn)
+    catalog = Catalog(config)
+    store = Store(url)
+    sending = SendingStore(store, outbox)
+    service = RunService(sending, on_commit=outbox.notify, lease=lease)
+    worker = Worker(catalog, service, sending, outbox)
+    loop = asyncio.get_running_loop()
+    closed = loop.create_future()
+
+    def receive() -> None:  # blocking reads, off the loop
+        while True:
+            try:
+                message = conn.recv()
+            except (EOFError, OSError):
+                loop.call_soon_threadsafe(closed.set_result, None)
+                return
+            loop.call_soon_threadsafe(worker.handle, message)
+
+    threading.Thread(target=receive, name="openwop-eval-worker-inbox", daemon=True).start()
+    outbox.send("ready", None)
+    await closed
+    if worker.runs:
+        # The host closed without stopping them: it died. Not one more commit — its next
+        # start resumes them from what is committed, and must not find us still writing.
+        os._exit(1)
+    await catalog.aclose()
+
+
+def _die_with(parent: int) -> None:
+    """Be killed when the host dies, however it dies (Linux); then nothing here can write
+    beside the host's next start."""
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # it died before the line above
+        os._exit(1)
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
+
+
+RUNNING = False
+"""True in a run worker's process."""
+
+
+def main(argv: Sequence[str]) -> int:
+    global RUNNING
+    RUNNING = True
+    _die_with(int(argv[1]))
+    for number in (signal.SIGINT, signal.SIGTERM):  # a terminal's ^C, a service manager's
+        signal.signal(number, signal.SIG_IGN)  # stop: the host stops our runs, then us
+    collector.tune()  # as the host's own process has it (cli/main.py)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    conn = Connection(int(argv[0]))
+    try:  # on uvloop, as uvicorn runs the host's loop
+        with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+            runner.run(serve(conn))
+    except Exception as exc:  # the host sees the connection close and says so
+        log.error("the run worker stopped: %s", exc)
+        return 1
+    return 0
