@@ -16,8 +16,9 @@
    and once for identity (as openwop-client does) — ``--pairs`` (5) rounds, interleaved,
    medians reported, in seconds by the host's clock and in host CPU seconds — then read
    again once done (replay), in both encodings. The streams are raw sockets too
-   (``host_load.subscribe``). Each must deliver every sequence 0..last exactly once, else
-   exit 1.
+   (``host_load.subscribe``), decoded once they have ended. Each must deliver every
+   sequence 0..last exactly once, else exit 1. The host plays its runs in
+   ``--run-workers`` (1, the default) worker processes; 0 plays them in its own.
 
 The host also serves the conformance suites and mock agent, as its development default
 does. ``--database postgres`` creates a scratch database via ``--pg-admin`` and drops it
