@@ -100,7 +100,7 @@ def test_at_the_end_of_the_log_no_query_until_a_commit_or_a_recheck(
 def test_committed_events_are_served_without_reading_them_back() -> None:
     async def scenario() -> None:
         feed, store, hub = feed_of([row(0), row(1)])
-        writer = FeedingStore(store, feed)  # type: ignore[arg-type]
+        writer = FeedingStore(store, feed.committed)  # type: ignore[arg-type]
         hub.signal(RUN)
         assert (await feed.page(RUN, -1, 10, recheck=False)) is not None  # follows the run
         await asyncio.to_thread(writer.append, RUN, [row(1), row(2), row(3)])  # overlaps

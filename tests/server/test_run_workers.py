@@ -28,6 +28,14 @@ from tests.server.test_lifecycle import scored_on, start_gated
 Events = list[dict[str, Any]]
 
 
+def held(host: Host) -> tuple[str, int]:
+    """A gated run caught mid-way (trials 0 and 1 done, 2 held), and the process playing it."""
+    run_id = start_gated(host)
+    wait_for(lambda: len(scored_on(host, run_id)) == 2, "two finished trials")
+    (worker,) = players(host)
+    return run_id, worker
+
+
 def players(host: Host) -> set[int]:
     """The processes the gated agent has played trials in."""
     return {int(p.name.removeprefix("played-by-")) for p in host.gate_dir.glob("played-by-*")}
@@ -76,10 +84,8 @@ def stream(host: Host, run_id: str, into: list[int]) -> None:
 def test_a_run_plays_in_a_worker_and_streams_every_event_once_to_each_subscriber(
     host: Host,
 ) -> None:
-    run_id = start_gated(host)
-    wait_for(lambda: len(scored_on(host, run_id)) == 2, "two finished trials")
+    run_id, worker = held(host)
     assert host.process is not None
-    (worker,) = players(host)
     assert worker != host.process.pid  # played in another process
     seen: list[list[int]] = [[] for _ in range(3)]
     readers = [threading.Thread(target=stream, args=(host, run_id, s)) for s in seen]
@@ -96,8 +102,7 @@ def test_a_run_plays_in_a_worker_and_streams_every_event_once_to_each_subscriber
 
 
 def test_a_run_in_a_worker_is_cancelled_keeping_its_finished_trials(host: Host) -> None:
-    run_id = start_gated(host)
-    wait_for(lambda: len(scored_on(host, run_id)) == 2, "two finished trials")
+    run_id, _worker = held(host)
     with api(host) as c:
         assert c.post(f"/runs/{project_id(run_id)}/cancel").status_code == 200
     events, summary = log_of(host, run_id)
@@ -109,9 +114,7 @@ def test_a_run_in_a_worker_is_cancelled_keeping_its_finished_trials(host: Host) 
 def test_a_killed_worker_is_replaced_and_its_run_resumed_without_counting_a_trial_twice(
     host: Host,
 ) -> None:
-    run_id = start_gated(host)
-    wait_for(lambda: len(scored_on(host, run_id)) == 2, "two finished trials")
-    (worker,) = players(host)
+    run_id, worker = held(host)
     os.kill(worker, signal.SIGKILL)  # trial 2 was playing there
     host.release()
     events, summary = log_of(host, run_id)
@@ -123,9 +126,7 @@ def test_a_stopped_host_stops_its_workers_and_the_next_start_resumes_their_runs(
     make_host: Callable[[], Host],
 ) -> None:
     host = make_host()
-    run_id = start_gated(host)
-    wait_for(lambda: len(scored_on(host, run_id)) == 2, "two finished trials")
-    (worker,) = players(host)
+    run_id, worker = held(host)
     host.stop()  # SIGTERM: a graceful shutdown
     assert not alive(worker)
     store = Store(host.database)
@@ -142,9 +143,7 @@ def test_a_killed_host_takes_its_workers_with_it_and_the_next_start_resumes_thei
     make_host: Callable[[], Host],
 ) -> None:
     host = make_host()
-    run_id = start_gated(host)
-    wait_for(lambda: len(scored_on(host, run_id)) == 2, "two finished trials")
-    (worker,) = players(host)
+    run_id, worker = held(host)
     host.kill()  # SIGKILL: no shutdown runs, the worker is not told
     wait_for(lambda: not alive(worker), "the worker to die with its host")
     host.release()

@@ -193,7 +193,8 @@ def create_app(
     owner, ttl = replica_id(config.replicas, port), config.replicas.lease_seconds
     lease = Lease(owner, ttl, fenced=not sqlite)  # on SQLite the file lock is the fence
     workers = _workers(config, store.url, lease)
-    manager = RunManager(FeedingStore(store, feed), catalog, hub, lease, workers)  # feeds streams
+    feeding = FeedingStore(store, feed.committed)  # a run here feeds the streams
+    manager = RunManager(feeding, catalog, hub, lease, workers)
     replica = Replica(manager, lease, config.replicas, only=sqlite)
     state = HostState(config, store, HostStore(store), catalog, hub, manager, KeyRing(config), feed)
 

@@ -262,10 +262,13 @@ class Feed:
 
 class FeedingStore(Store):
     """The store as the host's runs see it: the same store (every attribute is the
-    wrapped one's), whose ``append`` also hands the committed events to the feed."""
+    wrapped one's), whose ``append`` also hands the committed events to ``tap`` — the
+    feed's :meth:`Feed.committed` here, a run worker's sender there (worker.py)."""
 
-    def __init__(self, store: Store, feed: Feed) -> None:  # no second engine: delegates
-        self._wrapped, self._feed = store, feed
+    def __init__(  # no second engine: delegates
+        self, store: Store, tap: Callable[[str, Sequence[dict[str, Any] | EventRow]], None]
+    ) -> None:
+        self._wrapped, self._tap = store, tap
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._wrapped, name)
@@ -278,4 +281,4 @@ class FeedingStore(Store):
         within: Within | None = None,
     ) -> None:
         self._wrapped.append(run_id, docs, trials, within)
-        self._feed.committed(run_id, docs)
+        self._tap(run_id, docs)

@@ -30,9 +30,8 @@ from .. import collector
 from ..runner import ActiveRun, RunEndedError, RunError, RunService
 from ..runner.ending import AGENT_GONE
 from ..store import EventRow, Store
-from ..store.sql import Within
 from .catalog import Catalog
-from .feed import frames_of
+from .feed import FeedingStore, frames_of
 
 log = logging.getLogger("openwop_eval.server.worker")
 
@@ -52,39 +51,29 @@ class Outbox:
         self.send("commit", run_id)
 
 
-class SendingStore(Store):
-    """The store as this worker's runs see it: ``append`` also sends the committed events
-    to the host, as frames, before the commit's wake-up."""
+class FrameSender:
+    """Sends the host each commit of a run its streams follow, as frames, before the
+    commit's wake-up (the tap of this worker's :class:`FeedingStore`)."""
 
-    def __init__(self, store: Store, outbox: Outbox) -> None:  # no second engine: delegates
-        self._wrapped, self._outbox = store, outbox
+    def __init__(self, outbox: Outbox) -> None:
+        self.outbox = outbox
         self.followed: set[str] = set()
         """The runs whose frames the host wants: those its streams follow."""
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._wrapped, name)
-
-    def append(
-        self,
-        run_id: str,
-        docs: Sequence[dict[str, Any] | EventRow],
-        trials: Sequence[tuple[str, int, str, dict[str, Any]]] = (),
-        within: Within | None = None,
-    ) -> None:
-        self._wrapped.append(run_id, docs, trials, within)
+    def committed(self, run_id: str, docs: Sequence[object]) -> None:
         if run_id not in self.followed:
             return
         rows = [d for d in docs if isinstance(d, EventRow)]
         frames = frames_of(rows) if len(rows) == len(docs) else None
         if frames is not None:  # else the host reads them from the store when it wakes
-            self._outbox.send("frames", run_id, frames)
+            self.outbox.send("frames", run_id, frames)
 
 
 class Worker:
     def __init__(
-        self, catalog: Catalog, service: RunService, store: SendingStore, outbox: Outbox
+        self, catalog: Catalog, service: RunService, frames: FrameSender, outbox: Outbox
     ) -> None:
-        self.catalog, self.service, self.store, self.outbox = catalog, service, store, outbox
+        self.catalog, self.service, self.frames, self.outbox = catalog, service, frames, outbox
         self.runs: dict[str, ActiveRun | None] = {}  # None: being reopened
         self.asked: dict[str, str] = {}  # "cancel" or "stop", asked before it was ready
         self.tasks: set[asyncio.Task[None]] = set()
@@ -92,7 +81,7 @@ class Worker:
     def handle(self, message: tuple[Any, ...]) -> None:
         kind, run_id = message[0], message[1]
         if kind == "follow" or (kind == "run" and message[2]):
-            self.store.followed.add(run_id)
+            self.frames.followed.add(run_id)
         if kind == "run":
             self.runs[run_id] = None
             task = asyncio.create_task(self.play(run_id))
@@ -125,7 +114,7 @@ class Worker:
         finally:
             self.runs.pop(run_id, None)
             self.asked.pop(run_id, None)
-            self.store.followed.discard(run_id)
+            self.frames.followed.discard(run_id)
             self.outbox.send("ended", run_id)
 
     def ready(self, run_id: str) -> ActiveRun | None:
@@ -151,9 +140,9 @@ async def serve(conn: Connection) -> None:
     outbox = Outbox(conn)
     catalog = Catalog(config)
     store = Store(url)
-    sending = SendingStore(store, outbox)
-    service = RunService(sending, on_commit=outbox.notify, lease=lease)
-    worker = Worker(catalog, service, sending, outbox)
+    frames = FrameSender(outbox)
+    service = RunService(FeedingStore(store, frames.committed), outbox.notify, lease)
+    worker = Worker(catalog, service, frames, outbox)
     loop = asyncio.get_running_loop()
     closed = loop.create_future()
 
