@@ -127,11 +127,15 @@ class Worker:
         except RunError:
             return None
         agent = self.catalog.agents.get(reopened.run.agent_id)
-        if agent is None:
+        if agent is None:  # not with the host's configuration; a run of another host
             self.service.fail(run_id, AGENT_GONE)
             return None
         options = agent.options(reopened.run.tenant)
-        return self.service.resume(reopened, agent.agent, options, agent.judge, agent.live)
+        try:
+            return self.service.resume(reopened, agent.agent, options, agent.judge, agent.live)
+        except RunError:  # what the agent needs to run the suite is gone (as manager.py)
+            self.service.fail(run_id, AGENT_GONE)
+            return None
 
 
 async def serve(conn: Connection) -> None:

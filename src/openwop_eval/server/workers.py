@@ -125,12 +125,12 @@ class RunWorkers:
         worker.send(self.config, self.url, self.lease, list(sys.path))
         try:
             ready = await asyncio.wait_for(asyncio.to_thread(self._first, worker.conn), START_S)
-        except (TimeoutError, EOFError, OSError) as exc:
-            self._kill(worker)
-            raise WorkerError(f"a run worker did not start: {exc or 'no answer'}") from None
+        except (TimeoutError, EOFError, OSError):
+            ready = ("no answer",)
         if ready[0] != "ready":
             self._kill(worker)
-            raise WorkerError("a run worker did not start")
+            code = worker.process.returncode  # its own log line says why
+            raise WorkerError(f"a run worker did not start (exit {code})")
         threading.Thread(target=self._read, args=(worker,), daemon=True).start()
         return worker
 
