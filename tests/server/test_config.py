@@ -66,6 +66,7 @@ def test_every_problem_in_the_file_is_listed_at_once(tmp_path: Path) -> None:
     path.write_text(
         f"""
 surprise = 1
+run_workers = 33
 
 [[api_keys]]
 name = "both"
@@ -87,8 +88,9 @@ scopes = ["runs:read", "root"]
     with pytest.raises(ConfigError) as refused:
         load_config(path)
     message = str(refused.value)
-    assert message.startswith(f"{path}: 4 problem(s):")
+    assert message.startswith(f"{path}: 5 problem(s):")
     assert "surprise: Extra inputs are not permitted" in message
+    assert "run_workers: Input should be less than or equal to 32" in message
     assert message.count("give exactly one of key or key_sha256") == 2
     assert "unknown scopes ['root']" in message
 

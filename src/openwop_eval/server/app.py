@@ -9,7 +9,6 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
-import sqlalchemy as sa
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -24,6 +23,7 @@ from ..log.names import EVENT_LOG_SCHEMA_VERSION
 from ..store import Store
 from ..store.host import HostStore
 from ..store.leases import Lease
+from ..store.sql import in_memory
 from .agents import get_agent, list_agents, list_deployments, transition
 from .auth import KeyRing
 from .catalog import Catalog
@@ -170,7 +170,7 @@ async def _refuse(
 def _workers(config: HostConfig, url: str, lease: Lease) -> RunWorkers | None:
     if not config.workers:
         return None
-    if url.startswith("sqlite") and sa.engine.make_url(url).database in (None, "", ":memory:"):
+    if in_memory(url):
         if config.run_workers is None:  # the default: runs play here, as they can
             return None
         raise ConfigError("run_workers needs a store other processes can open, not memory")

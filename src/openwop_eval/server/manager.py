@@ -127,7 +127,12 @@ class RunManager:
 
     def _orphaned(self, run_ids: list[str]) -> None:
         task = asyncio.ensure_future(self.recover(set(run_ids)))
-        task.add_done_callback(lambda done: done.cancelled() or done.exception())
+        task.add_done_callback(self._recovered)
+
+    @staticmethod
+    def _recovered(task: asyncio.Future[list[str]]) -> None:
+        if not task.cancelled() and task.exception() is not None:  # the next start tries again
+            log.error("resuming a lost run worker's runs failed: %s", task.exception())
 
     async def _execute(self, active: ActiveRun) -> None:
         try:

@@ -28,6 +28,7 @@ from pathlib import Path
 import sqlalchemy as sa
 
 from ..store.leases import Lease, Leases
+from ..store.sql import in_memory
 from .config import ConfigError, Replicas
 from .manager import RunManager
 
@@ -49,7 +50,7 @@ class SqliteLock:
     def __init__(self, url: str) -> None:
         self._release: Callable[[], object] | None = None
         database = sa.engine.make_url(url).database
-        if not database or database == ":memory:":
+        if in_memory(url) or not database:
             return
         path = Path(f"{database}.host-lock")
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)

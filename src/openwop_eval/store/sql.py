@@ -59,10 +59,16 @@ _MIGRATING = 0x6F77_6576_616C  # an advisory lock key: one process migrates at a
 _CODEC: dict[str, Any] = {"json_serializer": jsontext.dumps, "json_deserializer": _decode}
 
 
+def in_memory(url: str | sa.engine.URL) -> bool:
+    """A SQLite database in this process's memory: no other process can open it."""
+    parsed = sa.engine.make_url(url)
+    return parsed.get_backend_name() == "sqlite" and parsed.database in (None, "", ":memory:")
+
+
 def _engine(url: str) -> Engine:
     if url.startswith("sqlite"):
         path = sa.engine.make_url(url).database
-        if path and path != ":memory:" and not path.startswith("file:"):  # a URI: as given
+        if not in_memory(url) and path and not path.startswith("file:"):  # a URI: as given
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         engine = sa.create_engine(url, connect_args={"timeout": 30}, **_CODEC)
 
@@ -90,7 +96,7 @@ def _checkpointer(engine: Engine) -> WalCheckpointer | None:
     """A background checkpointer for a SQLite file (not for memory, nor PostgreSQL, nor a
     ``file:`` URI, whose options a plain path would drop)."""
     path = engine.url.database
-    if engine.dialect.name != "sqlite" or not path or path == ":memory:":
+    if engine.dialect.name != "sqlite" or in_memory(engine.url) or not path:
         return None
     if engine.url.query.get("uri") or path.startswith("file:"):
         return None
