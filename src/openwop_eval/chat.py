@@ -12,9 +12,11 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import httpx
+if TYPE_CHECKING:  # imported where a request is made: it is slow to import
+    import httpx
+
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 MAX_RESPONSE_BYTES = 8 * 1024 * 1024
@@ -86,6 +88,8 @@ class ChatEndpoint:
 
     async def post(self, payload: Mapping[str, Any]) -> ChatResult:
         """One attempt, classified; never raises for what the endpoint or network does."""
+        import httpx
+
         headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
         try:
             async with self._http().stream(
@@ -122,6 +126,8 @@ class ChatEndpoint:
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
+            import httpx
+
             self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout))
             self._owns_client = True
         return self._client

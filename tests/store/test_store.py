@@ -8,11 +8,14 @@ from collections.abc import Callable, Iterator
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
 
 from openwop_eval.deployments import Deployment
 from openwop_eval.store import RunRecord, Store
 from openwop_eval.store.host import HostStore
+from openwop_eval.store.migrations import __path__ as migrations_path
 from openwop_eval.store.schema import metadata
+from openwop_eval.store.sql import HEAD, schema_revision
 
 
 @pytest.fixture
@@ -48,7 +51,13 @@ def test_migrations_build_exactly_the_tables_the_code_uses(open_store: Callable[
     with store.engine.connect() as connection:
         differences = compare_metadata(MigrationContext.configure(connection), metadata)
     assert differences == []
+    assert schema_revision(store.engine) == HEAD
     open_store()  # opening again applies nothing and fails nothing
+
+
+def test_the_store_knows_the_newest_migration() -> None:
+    # An up-to-date store opens without alembic; a new migration must move HEAD with it.
+    assert ScriptDirectory(migrations_path[0]).get_current_head() == HEAD
 
 
 def test_events_are_append_only_in_sequence(open_store: Callable[[], Store]) -> None:

@@ -13,9 +13,7 @@ import json
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from ..chat import DEFAULT_BASE_URL, Backoff, ChatEndpoint, env_value
 from ..core import JSON
@@ -45,6 +43,9 @@ from .tool_catalog import (
     function_name,
     live_declarations,
 )
+
+if TYPE_CHECKING:  # imported where a request is made: it is slow to import
+    import httpx
 
 DEFAULT_MAX_TURNS = 32
 """Model turns (completions) a trial may take before it errors."""

@@ -40,7 +40,8 @@ class Closed(BaseModel):
     nullable); only opaque members (``Any``: inputs, expected values, responses) take null.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    # Built on first use, not at import: a run worker, for one, may never validate a suite.
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
 
     @model_validator(mode="before")
     @classmethod

@@ -15,15 +15,16 @@ import asyncio
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
-
-import httpx
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from ..chat import DEFAULT_BASE_URL, Backoff, ChatEndpoint, Sleep, env_value
 from ..core.canonical import JSON
 from ..core.rubric import CriterionVerdict, JudgeRequest
 from .errors import JudgeAttemptsError, JudgeHTTPError, JudgeSpecError
 from .prompt import build_messages, corrective_message, parse_verdicts
+
+if TYPE_CHECKING:  # imported where a request is made: it is slow to import
+    import httpx
 
 __all__ = ["DEFAULT_BASE_URL", "JudgeAttempt", "JudgeRecord", "OpenAIJudge"]
 Message: TypeAlias = dict[str, str]
