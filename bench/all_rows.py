@@ -330,7 +330,11 @@ def grade_line(rule: str, s: Sizes, data: dict[str, Any], notes: list[str]) -> L
             f"interleaved over {pairs['rounds']} rounds: ours ÷ google-adk "
             f"{paired_adk['mode']} {adk[0]:.2f}, this rule {per_second(speeds[rule])}",
         ]
-    ours_ok = leaks == 0 and wrong == 0 and speeds[rule] * 1.1 >= max(speeds.values())
+    slower = max(speeds.values()) / speeds[rule]  # than the fastest rule, timed in blocks
+    if pairs and "ruleSlowdown" in pairs:
+        slower = pairs["ruleSlowdown"][rule]  # the median of per-round ratios decides
+        notes = [*notes, f"this rule's time ÷ the fastest other rule's, interleaved {slower:.2f}"]
+    ours_ok = leaks == 0 and wrong == 0 and slower <= 1.1
     ours_ok = ours_ok and not [n for n in notes if n.startswith("gate fixture")]
     # Without ADK's figure the speed goal is undecided, unless ours already failed.
     line.met = (adk[0] >= 1 and ours_ok) if adk else (None if ours_ok else False)

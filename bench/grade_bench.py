@@ -289,6 +289,8 @@ def print_speed(figures: dict[str, Any]) -> None:
         for name, m in pairs["peers"].items():
             ratios = ", ".join(f"{rule} {r:.2f}" for rule, r in m["oursOverPeer"].items())
             print(f"{name} {m['mode']}: ours ÷ it: {ratios}")
+        slow = ", ".join(f"{rule} {r:.2f}" for rule, r in pairs["ruleSlowdown"].items())
+        print(f"each rule's time ÷ the fastest other rule's: {slow}")
 
 
 def to_json(
@@ -387,7 +389,7 @@ def main(argv: list[str] | None = None) -> int:
         if runs:
             print(f"\nProcess peak RSS after the peers: {mib(rss['afterPeers'])}")
     figures = speed(ours.timings, ours.matcher.timing, runs)
-    if runs and args.paired_rounds > 0:
+    if args.paired_rounds > 0:  # the rules among themselves, and each peer that ran
         figures["paired"] = paired(corpus, runs, figures["fastestPeerMode"], args.paired_rounds)
     print_speed(figures)
 

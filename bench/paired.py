@@ -47,7 +47,12 @@ def paired(
             seconds[name].append(timed_once(contenders[name]))
     trials = corpus.trial_count
     per_rule = {rule: trials / statistics.median(seconds[rule]) for rule in compiled}
-    out: dict[str, Any] = {"rounds": rounds, "oursTrialsPerSecond": per_rule, "peers": {}}
+    out: dict[str, Any] = {
+        "rounds": rounds,
+        "oursTrialsPerSecond": per_rule,
+        "ruleSlowdown": slowdowns({rule: seconds[rule] for rule in compiled}),
+        "peers": {},
+    }
     for peer, mode in peers.items():
         theirs = seconds[peer]
         ratios = {
@@ -56,3 +61,17 @@ def paired(
         }
         out["peers"][peer] = {"mode": mode, "oursOverPeer": ratios}
     return out
+
+
+def slowdowns(seconds: dict[str, list[float]]) -> dict[str, float]:
+    """Per pass rule, how much slower it is than the fastest other rule: the largest median
+    per-round ratio of its time to another's (1.0: alike, below: it is the fastest). A ratio
+    within each round, like the peers': the drift between rounds bills both rules alike."""
+    return {
+        x: max(
+            statistics.median(a / b for a, b in zip(seconds[x], seconds[y], strict=True))
+            for y in seconds
+            if y != x
+        )
+        for x in seconds
+    }
