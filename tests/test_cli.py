@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from openwop_eval.cli.main import main
+from openwop_eval.cli.main import COMMANDS, main
 from tests.fuzz.test_limits import BILLION_LAUGHS
 from tests.helpers import golden, suite_doc
 from tests.test_suitefile import FIVE_MISTAKES_YAML
@@ -63,6 +65,25 @@ def test_version() -> None:
     result = CliRunner().invoke(main, ["--version"])
     assert result.exit_code == 0
     assert "openwop-eval" in result.output
+
+
+def test_help_lists_every_command_and_each_imports_only_when_run() -> None:
+    code = (
+        "import sys\n"
+        "from click.testing import CliRunner\n"
+        "from openwop_eval.cli.main import COMMANDS, main\n"
+        "loaded = [m for m in COMMANDS.values() if f'openwop_eval.cli.{m}' in sys.modules]\n"
+        "out = CliRunner().invoke(main, ['serve', '--help']).output\n"
+        "later = [m for m in COMMANDS.values() if f'openwop_eval.cli.{m}' in sys.modules]\n"
+        "print(loaded, later, 'alembic' in sys.modules, 'httpx' in sys.modules, '--config' in out)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["[]", "['serve_cmd']", "False", "False", "True"]
+    result = CliRunner().invoke(main, ["--help"])
+    assert result.exit_code == 0
+    listed = {line.split()[0] for line in result.output.split("Commands:")[1].splitlines() if line}
+    assert listed == {*COMMANDS, "validate"}
+    assert CliRunner().invoke(main, ["nosuch"]).exit_code == 2
 
 
 # --- hostile input (issue 8): exit 2 with located problems, bounded output --------------

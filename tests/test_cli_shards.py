@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -140,8 +141,9 @@ def test_the_ci_example_shards_and_merges_with_real_options() -> None:
     merges = " ".join(s.get("run", "") for s in gate["steps"])
     assert "--shard ${{ matrix.shard }}/4 --events" in runs
     assert "openwop-eval merge --suite" in merges
-    run_options = {p.opts[0] for p in main.commands["run"].params if p.opts}
-    merge_options = {p.opts[0] for p in main.commands["merge"].params if p.opts}
+    ctx = click.Context(main)
+    run_options = {p.opts[0] for p in _command(ctx, "run").params if p.opts}
+    merge_options = {p.opts[0] for p in _command(ctx, "merge").params if p.opts}
     assert {"--agent", "--judge", "--shard", "--events"} <= run_options
     assert {"--suite", "--out", "--events"} <= merge_options
     assert (ROOT / workflow["env"]["SUITE"]).exists()
@@ -178,3 +180,9 @@ def test_a_refused_merge_leaves_no_partial_log_and_cannot_drive_the_terminal(
     assert "[bold]x[/bold]" in result.output  # printed as written, not as markup
     assert not merged.exists()
     assert not (tmp_path / "merged.jsonl.partial").exists()
+
+
+def _command(ctx: click.Context, name: str) -> click.Command:
+    command = main.get_command(ctx, name)
+    assert command is not None
+    return command
