@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -40,10 +41,34 @@ async def agent(input, tools):
 '''
 
 
+PORTS = range(20_000, 32_000)
+"""The hosts' ports: below Linux's ephemeral range (32768–60999), where no client socket
+lands; each test process (pytest-xdist worker) has its own slice of it, so no process is
+given a port that another one's host holds, or frees between a kill and a restart."""
+_next_port: Iterator[int] | None = None
+
+
+def _ports() -> Iterator[int]:
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    index = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw"))
+    size = len(PORTS) // count
+    return itertools.cycle(PORTS[index * size : (index + 1) * size])
+
+
 def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A port of this test process's slice, free now (the slice is taken in turn)."""
+    global _next_port
+    if _next_port is None:
+        _next_port = _ports()
+    for _ in PORTS:
+        port = next(_next_port)
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:  # held, by a host of ours or another program
+                continue
+            return port
+    raise RuntimeError("no free port in this test process's slice")
 
 
 @dataclass
