@@ -40,8 +40,7 @@ class Closed(BaseModel):
     nullable); only opaque members (``Any``: inputs, expected values, responses) take null.
     """
 
-    # Built on first use, not at import: a run worker, for one, may never validate a suite.
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
     @model_validator(mode="before")
     @classmethod

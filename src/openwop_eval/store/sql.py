@@ -6,6 +6,7 @@ transaction, so a run killed at any moment keeps every finished trial and nothin
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -140,6 +141,9 @@ class Store:
                 )
             config.attributes["connection"] = connection
             command.upgrade(config, "head")
+        # Alembic's modules, just loaded, would otherwise sit in the collector's young
+        # generations, walked by every pass of the run that follows until they age out.
+        gc.collect()
 
     def close(self) -> None:
         if self._checkpointer is not None:
