@@ -4,14 +4,16 @@ events and idempotency claims behave."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
 from openwop_eval.deployments import Deployment
-from openwop_eval.store import RunRecord, Store
+from openwop_eval.store import RunRecord, Store, StoreError
 from openwop_eval.store.host import HostStore
 from openwop_eval.store.migrations import __path__ as migrations_path
 from openwop_eval.store.schema import metadata
@@ -53,6 +55,17 @@ def test_migrations_build_exactly_the_tables_the_code_uses(open_store: Callable[
     assert differences == []
     assert schema_revision(store.engine) == HEAD
     open_store()  # opening again applies nothing and fails nothing
+
+
+def test_a_store_at_an_unknown_revision_is_refused_with_a_clear_error(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'newer.sqlite'}"
+    Store(url).close()
+    engine = sa.create_engine(url)
+    with engine.begin() as connection:  # as a newer version of this tool would leave it
+        connection.execute(sa.text("UPDATE alembic_version SET version_num = '0099'"))
+    engine.dispose()
+    with pytest.raises(StoreError, match=r"cannot migrate the store at .*'0099'"):
+        Store(url)
 
 
 def test_the_store_knows_the_newest_migration() -> None:

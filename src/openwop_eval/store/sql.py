@@ -129,6 +129,7 @@ class Store:
             return  # up to date: alembic (a quarter of a second to import) is not needed
         from alembic import command
         from alembic.config import Config
+        from alembic.util.exc import CommandError
 
         config = Config()
         config.set_main_option(
@@ -140,7 +141,10 @@ class Store:
                     sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATING}
                 )
             config.attributes["connection"] = connection
-            command.upgrade(config, "head")
+            try:
+                command.upgrade(config, "head")
+            except CommandError as exc:  # a revision this version does not know (a newer one's)
+                raise StoreError(f"cannot migrate the store at {self.url}: {exc}") from exc
         # Alembic's modules, just loaded, would otherwise sit in the collector's young
         # generations, walked by every pass of the run that follows until they age out.
         gc.collect()
