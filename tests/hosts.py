@@ -271,11 +271,17 @@ def api(host: Host, key: str = "acme-key") -> httpx.Client:
     return httpx.Client(base_url=host.url, headers={"Authorization": f"Bearer {key}"}, timeout=30)
 
 
-def wait_for(predicate: Callable[[], Any], what: str, seconds: float = 30) -> Any:
+def wait_for(
+    predicate: Callable[[], Any], what: str, seconds: float = 90, log: Path | None = None
+) -> Any:
+    """Poll until ``predicate`` holds. The deadline only stops a hung test: it is long, as
+    the whole suite in parallel on a slow 2-core machine can take a host many seconds to
+    start a worker process or take over a lease. ``log``: a host log to show on failure."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         value = predicate()
         if value:
             return value
         time.sleep(0.02)  # polling the host for a state, not timing it
-    raise AssertionError(f"timed out waiting for {what}")
+    tail = "" if log is None or not log.exists() else "\n" + log.read_text()[-4000:]
+    raise AssertionError(f"timed out waiting for {what}{tail}")

@@ -51,13 +51,20 @@ def _events(host: Host, run_id: str) -> list[dict[str, Any]]:
     return events
 
 
+def _status(client: httpx.Client, path: str) -> str:
+    status: str = client.get(path).json()["status"]
+    return status
+
+
 def _scored(events: list[dict[str, Any]]) -> list[int]:
     return [e["payload"]["x-openwop-eval"]["trial"] for e in events if e["type"] == "eval.scored"]
 
 
 class Stream:
     """An SSE client in a thread: records every event's sequence until the stream ends or
-    breaks (its host killed)."""
+    breaks (its host killed). As the SSE spec says, an event counts, and its id becomes the
+    last event id, only once its blank line has come: a stream cut inside an event drops
+    it, and the resumed stream sends it again."""
 
     def __init__(self, host: Host, run_id: str, after: str | None = None) -> None:
         self.sequences: list[int] = []
@@ -72,11 +79,15 @@ class Stream:
     def _read(self, url: str, headers: dict[str, str]) -> None:
         try:
             with httpx.stream("GET", url, headers=headers, timeout=60) as response:
+                event_id, data = None, None
                 for line in response.iter_lines():
                     if line.startswith("id: "):
-                        self.last_id = line.removeprefix("id: ")
+                        event_id = line.removeprefix("id: ")
                     elif line.startswith("data: "):
-                        self.sequences.append(json.loads(line.removeprefix("data: "))["sequence"])
+                        data = json.loads(line.removeprefix("data: "))
+                    elif not line and data is not None:
+                        self.sequences.append(data["sequence"])
+                        self.last_id, event_id, data = event_id, None, None
         except httpx.HTTPError:
             pass  # the replica died under it
 
@@ -110,7 +121,7 @@ def test_a_killed_replica_s_runs_are_finished_by_the_survivor(
     for run_id in runs:
         path = f"/runs/{project_id(run_id)}"
         with api(two) as c:
-            wait_for(lambda p=path: c.get(p).json()["status"] == "completed", "the survivor")
+            wait_for(lambda p=path: _status(c, p) == "completed", "the survivor", log=two.log)
             summary = c.get(f"{path}/eval-summary").json()
         events = _events(two, run_id)
         assert sorted(_scored(events)) == [0, 1, 2, 3]  # each trial once
