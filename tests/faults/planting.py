@@ -35,6 +35,12 @@ def in_run_worker() -> bool:
     return bool(getattr(worker, "RUNNING", False))
 
 
+def in_commit_process() -> bool:
+    """This process is a run's commit process (openwop_eval.runner.commit_process)."""
+    forked = sys.modules.get("openwop_eval.runner.commit_process")
+    return bool(getattr(forked, "CHILD", False))
+
+
 def plant(
     spec: str,
     armed: Callable[[], bool] = lambda: True,
@@ -43,8 +49,9 @@ def plant(
 ) -> None:
     """Plant the fault ``spec``; commits count only while ``armed()`` (so a host can serve
     other runs first), and ``disarm()`` is called as it strikes (a worker started after it
-    does not strike again). In a host's run worker it kills the host first — the worker
-    dies with it — unless ``victim`` is ``worker``: then the worker alone."""
+    does not strike again). In a host's run worker, or a run's commit process, it kills
+    the parent first — the child dies with it — unless ``victim`` is ``worker``: then the
+    child alone."""
     from openwop_eval.store import sql
 
     when, _, mode = spec.partition(":")
@@ -53,7 +60,7 @@ def plant(
 
     def _kill() -> None:
         disarm()
-        if victim == "host" and in_run_worker():
+        if victim == "host" and (in_run_worker() or in_commit_process()):
             os.kill(os.getppid(), signal.SIGKILL)
         os.kill(os.getpid(), signal.SIGKILL)
 

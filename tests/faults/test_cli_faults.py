@@ -19,6 +19,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from openwop_eval.cli.main import main
+from openwop_eval.runner.commit_process import SETTING
 from openwop_eval.store import Store
 from tests.faults.planting import plant
 from tests.faults.scenario import check_log, write_files
@@ -37,11 +38,14 @@ def cli(*args: str) -> Result:
     return CliRunner().invoke(main, ["run", *args, "--quiet"])
 
 
-def killed(*args: str, fault: str) -> int:
-    """Run the command in a forked child with ``fault`` planted; the signal that ended it."""
+def killed(*args: str, fault: str, committer: str = "thread") -> int:
+    """Run the command in a forked child with ``fault`` planted; the signal that ended it.
+    ``committer``: where its commits run (a commit process kills the command, its parent,
+    then itself)."""
     pid = os.fork()
     if pid == 0:  # the child: it must die of the fault, never return into pytest
         try:
+            os.environ[SETTING] = committer
             plant(fault)
             cli(*args)
         finally:
@@ -91,15 +95,21 @@ def test_the_scenario_turns_on_the_fixture_source(files: dict[str, Path]) -> Non
     assert summary["passed"] is False
 
 
+@pytest.mark.parametrize("committer", ["thread", "process"])
 @pytest.mark.parametrize("source", ["suite", "recording"])
 @pytest.mark.parametrize(("when", "mode"), POINTS)
 def test_a_killed_run_resumes_to_the_uninterrupted_summary(
-    files: dict[str, Path], database: str, source: str, when: str, mode: str, tmp_path: Path
+    files: dict[str, Path],
+    database: str,
+    source: str,
+    when: str,
+    mode: str,
+    committer: str,
+    tmp_path: Path,
 ) -> None:
     code, expected = _uninterrupted(str(files["suite"].parent), source)
-    assert killed(*_args(files, source), "--store", database, fault=f"{when}:{mode}") == (
-        signal.SIGKILL
-    )
+    args = (*_args(files, source), "--store", database)
+    assert killed(*args, fault=f"{when}:{mode}", committer=committer) == signal.SIGKILL
     store = Store(database)
     try:
         (run,) = store.list_runs()

@@ -140,17 +140,10 @@ class Committer:
         outcomes: list[TrialOutcome] = []
         failure: BaseException | None = None
         try:
-            for done in batch:
-                outcome = finish_trial(self._plan, done)
-                task_id, index = done.key
-                diagnostics = (task_id, index, outcome.invocation_id, outcome.diagnostics)
-                self._writer.write(outcome.events, diagnostics)
-                outcomes.append(outcome)
-            self._writer.flush()
+            outcomes = commit_batch(self._plan, self._writer, batch)
             for outcome in outcomes:
                 self._fold(outcome)
         except BaseException as exc:  # the run ends on it; the loop raises it
-            self._writer.discard()
             self._broken = True
             failure, outcomes = exc, []
         self._post(outcomes, len(batch), failure)
@@ -172,3 +165,24 @@ class Committer:
             self._room.release()
         if outcomes:
             self._delivered(outcomes)
+
+
+def commit_batch(
+    plan: GradingPlan, writer: EventWriter, batch: list[Finished]
+) -> list[TrialOutcome]:
+    """Grade the trials and commit them with their events in one transaction; on any
+    failure nothing of the batch is kept (the writer drops it) and the error is raised."""
+    outcomes: list[TrialOutcome] = []
+    try:
+        for done in batch:
+            outcome = finish_trial(plan, done)
+            task_id, index = done.key
+            writer.write(
+                outcome.events, (task_id, index, outcome.invocation_id, outcome.diagnostics)
+            )
+            outcomes.append(outcome)
+        writer.flush()
+    except BaseException:
+        writer.discard()
+        raise
+    return outcomes

@@ -118,14 +118,32 @@ class EventWriter:
             return
         rows, trials = self._rows, self._trials
         self._rows, self._trials = [], []
-        self._commit(rows, trials)
+        try:
+            self._commit(rows, trials)
+        except BaseException:
+            if rows:  # not committed: the next events take its numbers, the log keeps no gap
+                self._next = rows[0].sequence
+            raise
         if self._jsonl is not None:
             self._jsonl.write("".join(row.text + "\n" for row in rows))
             self._jsonl.flush()
 
     def discard(self) -> None:
-        """Drop what was not committed (after the store failed)."""
+        """Drop what was not committed (after the store failed); the numbers it took are
+        given again, so the log keeps no gap."""
+        if self._rows:
+            self._next = self._rows[0].sequence
         self._rows, self._trials = [], []
+
+    @property
+    def last(self) -> int:
+        """The sequence number of the last event written (-1: none yet)."""
+        return self._next - 1
+
+    def resync(self, last: int) -> None:
+        """Go on after ``last``: another process (a commit process) wrote the run meanwhile."""
+        self.discard()
+        self._next = last + 1
 
 
 def read_jsonl(path: str | Path) -> list[dict[str, Any]]:

@@ -39,17 +39,16 @@ import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from ..agents.base import Agent, AgentReply, ToolPort, TrialContext
-from ..core import CompiledTask, TrialRecord
+from ..core import CompiledTask
 from ..core.rubric import Judge
 from ..core.safety import SafetyPolicy
 from .api import RunError
-from .events import Pending
-from .tools import FixtureBook, LiveTool, RecordedCall, ToolBoundary
-from .trial import Finished, TrialSetup, _Invoked, run_trial
+from .tools import FixtureBook, LiveTool
+from .trial import Finished, Played, TrialSetup, run_trial
 
 INSTALL_HINT = "pip install 'openwop-eval[ray]'"
 FILE_MODULE_PREFIX = "openwop_eval_agent_"
@@ -76,20 +75,6 @@ class WorkerDiedError(RuntimeError):
 
 class RayTrialError(RuntimeError):
     """A Ray task failed for a reason that is not the agent's: the run fails."""
-
-
-@dataclass(frozen=True)
-class Played:
-    """What a Ray task sends back: plain data, never the setup (the driver has its own)."""
-
-    calls: list[RecordedCall]
-    ext: dict[str, Any]
-    invocation_id: str
-    invoked: _Invoked
-    record: TrialRecord
-    started: Pending
-    diagnostics: dict[str, Any]
-    ended_at: str
 
 
 class RayExecutor:
@@ -239,25 +224,7 @@ def rebuild(setup: TrialSetup, played: Played) -> Finished:
         raise RayTrialError(
             f"a Ray task for trial {setup.task.task_id}#{setup.trial} returned another trial"
         )
-    boundary = ToolBoundary(
-        agent_id=setup.agent.agent_id,
-        task_id=setup.task.task_id,
-        trial=setup.trial,
-        invocation_id=played.invocation_id,
-        fixtures=None,
-        live=None,
-    )
-    boundary.calls, boundary.ext = played.calls, played.ext
-    boundary.closed = True
-    return Finished(
-        setup,
-        boundary,
-        played.invoked,
-        played.record,
-        played.started,
-        played.diagnostics,
-        played.ended_at,
-    )
+    return played.rebuild(setup)
 
 
 # --- in the Ray worker ------------------------------------------------------------------
@@ -286,18 +253,7 @@ def play(
     loop = _Worker.loop
     agent, judge, live = _bundle(box[0], loop)
     setup = TrialSetup(task, trial, agent, judge, fixtures, live, timeout_s, safety)
-    done = loop.run_until_complete(run_trial(setup))
-    boundary = done.boundary
-    return Played(
-        boundary.calls,
-        boundary.ext,
-        boundary.invocation_id,
-        done.invoked,
-        done.record,
-        done.started,
-        done.diagnostics,
-        done.ended_at,
-    )
+    return Played.of(loop.run_until_complete(run_trial(setup)))
 
 
 def _bundle(ref: Any, loop: asyncio.AbstractEventLoop) -> Bundle:

@@ -44,6 +44,7 @@ from ..store import EventRow, RunRecord, Store
 from ..store.leases import Lease, LeaseLostError
 from ..suitefile import LoadedSuite
 from .baseline import diff_ref
+from .commit_process import CommitProcessError, committer_for
 from .committer import Committer
 from .detail import detail, prior_trials
 from .ending import end_run, failure_of, writer_for
@@ -82,6 +83,10 @@ class TrialExecutor(Protocol):
 
 
 class Observer(Protocol):
+    """Told of a run's start and of each trial as it is committed. An observer with a
+    ``detail = False`` attribute gets each outcome without its events and diagnostics
+    (they are in the store), which spares a commit process sending them back."""
+
     def started(self, run_id: str, total: int, done: int) -> None: ...
 
     def finished(self, outcome: TrialOutcome) -> None: ...
@@ -205,8 +210,8 @@ async def execute_run(execution: Execution, run_id: str) -> RunResult:
         else:
             end_run(store, run_id, "cancelled", writer=writer)
         raise
-    except LeaseLostError:  # another replica runs it now: leave it to that one
-        await _stop(committer)
+    except (LeaseLostError, CommitProcessError):  # another replica runs it now, or the
+        await _stop(committer)  # commit process died (as in a crash): leave it open
         raise
     except Exception as exc:
         await _stop(committer)
@@ -259,16 +264,30 @@ async def _execute(
     if execution.observer is not None:
         execution.observer.started(run_id, total, len(done))
     observer = execution.observer
+    detectors = execution.detectors
 
     def delivered(outcomes: list[TrialOutcome]) -> None:
         if observer is not None:
             for outcome in outcomes:
                 observer.finished(outcome)
 
-    committer = Committer(writer, plan, lambda o: tally.add_grade(o.grade), delivered)
+    committer = committer_for(
+        writer,
+        plan,
+        lambda o: tally.add_grade(o.grade),
+        delivered,
+        store=execution.store,
+        jsonl=execution.jsonl,
+        hosted=any(
+            part is not None for part in (execution.on_commit, execution.lease, execution.executor)
+        ),
+        to_run=total - len(done),
+        agent_id=execution.agent.agent_id,
+        safety=detectors,
+        observed=observer is not None and getattr(observer, "detail", True),
+    )
     play = execution.executor.run if execution.executor is not None else run_trial
     holder.append(committer)
-    detectors = execution.detectors
     # Each worker takes the next missing trial: memory is O(concurrency), not O(trials).
     width = len(plan.tasks)
     todo = (

@@ -29,7 +29,7 @@ from ..core.safety import FindingTag, SafetyPolicy
 from ..log.names import DECIDED, EVAL_SCORED, EXT, INVOCATION_COMPLETED, INVOCATION_STARTED
 from .events import Pending, pending, serial_id
 from .safety import scored_members, trial_findings
-from .tools import FixtureBook, LiveTool, ToolBoundary
+from .tools import FixtureBook, LiveTool, RecordedCall, ToolBoundary
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,58 @@ class Finished:
     @property
     def key(self) -> tuple[str, int]:
         return self.record.task_id, self.record.index
+
+
+@dataclass(frozen=True)
+class Played:
+    """A trial the agent is done with, as plain data without its setup: what crosses to
+    another process (a Ray worker sends it back; a commit process is sent it), to be rebuilt
+    there around that side's own setup (:meth:`rebuild`)."""
+
+    calls: list[RecordedCall]
+    ext: dict[str, Any]
+    invocation_id: str
+    invoked: _Invoked
+    record: TrialRecord
+    started: Pending
+    diagnostics: dict[str, Any]
+    ended_at: str
+
+    @classmethod
+    def of(cls, done: Finished) -> Played:
+        boundary = done.boundary
+        return cls(
+            boundary.calls,
+            boundary.ext,
+            boundary.invocation_id,
+            done.invoked,
+            done.record,
+            done.started,
+            done.diagnostics,
+            done.ended_at,
+        )
+
+    def rebuild(self, setup: TrialSetup) -> Finished:
+        """The :class:`Finished` of this trial around ``setup`` (its task, trial, agent)."""
+        boundary = ToolBoundary(
+            agent_id=setup.agent.agent_id,
+            task_id=setup.task.task_id,
+            trial=setup.trial,
+            invocation_id=self.invocation_id,
+            fixtures=None,
+            live=None,
+        )
+        boundary.calls, boundary.ext = self.calls, self.ext
+        boundary.closed = True
+        return Finished(
+            setup,
+            boundary,
+            self.invoked,
+            self.record,
+            self.started,
+            self.diagnostics,
+            self.ended_at,
+        )
 
 
 @dataclass

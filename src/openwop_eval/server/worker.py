@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import logging
 import os
 import signal
@@ -27,6 +26,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from .. import collector
+from ..lifeline import die_with
 from ..runner import ActiveRun, RunEndedError, RunError, RunService
 from ..runner.ending import AGENT_GONE
 from ..store import EventRow, Store
@@ -169,19 +169,6 @@ async def serve(conn: Connection) -> None:
     await catalog.aclose()
 
 
-def _die_with(parent: int) -> None:
-    """Be killed when the host dies, however it dies (Linux); then nothing here can write
-    beside the host's next start."""
-    with contextlib.suppress(OSError, AttributeError):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != parent:  # it died before the line above
-        os._exit(1)
-
-
-PR_SET_PDEATHSIG = 1
-
-
 def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     try:
         import uvloop
@@ -197,7 +184,7 @@ RUNNING = False
 def main(argv: Sequence[str]) -> int:
     global RUNNING
     RUNNING = True
-    _die_with(int(argv[1]))
+    die_with(int(argv[1]))  # then nothing here can write beside the host's next start
     for number in (signal.SIGINT, signal.SIGTERM):  # a terminal's ^C, a service manager's
         signal.signal(number, signal.SIG_IGN)  # stop: the host stops our runs, then us
     collector.tune()  # as the host's own process has it (cli/main.py)

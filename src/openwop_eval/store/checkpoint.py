@@ -22,6 +22,8 @@ import os
 import sqlite3
 import threading
 
+from .fork import GATE
+
 INTERVAL_S = 0.25
 """At most one checkpoint per interval: each syncs the file, and a commit comes every few
 milliseconds under load."""
@@ -91,13 +93,15 @@ class WalCheckpointer:
                 if self._stop.is_set():
                     return
                 self._dirty.clear()
-                connection = connection or self._connect()
-                self._checkpoint(connection)
+                with GATE.shared():  # not inside SQLite while the process forks (fork.py)
+                    connection = connection or self._connect()
+                    self._checkpoint(connection)
                 if self._stop.wait(self.interval_s):
                     return
         finally:
             if connection is not None:
-                connection.close()
+                with GATE.shared():
+                    connection.close()
 
     def _connect(self) -> sqlite3.Connection | None:
         try:

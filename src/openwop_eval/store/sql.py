@@ -24,6 +24,7 @@ from ..clock import utc_stamp
 from ..core import OpenwopEvalError
 from .bulk import insert_rows, mark
 from .checkpoint import WRITER_FALLBACK_PAGES, WalCheckpointer
+from .fork import GATE, detach
 from .records import EventRow, RunRecord, RunStatus
 from .schema import events, runs, trial_results
 
@@ -149,6 +150,10 @@ class Store:
         # generations, walked by every pass of the run that follows until they age out.
         gc.collect()
 
+    def detach_in_child(self) -> None:
+        """In a forked child (:mod:`.fork`): go on with connections of its own."""
+        detach(self.engine)
+
     def close(self) -> None:
         if self._checkpointer is not None:
             self._checkpointer.close()
@@ -158,7 +163,7 @@ class Store:
     def transaction(self) -> Iterator[Connection]:
         """A transaction on the store; commits on success, rolls back on error."""
         try:
-            with self.engine.begin() as connection:
+            with GATE.shared(), self.engine.begin() as connection:
                 yield connection
         except sa.exc.SQLAlchemyError as exc:
             raise StoreError(f"store error: {exc}") from exc
