@@ -6,7 +6,7 @@ take turns on the interpreter lock, so a run of fast agents is bound by one core
 committer's share is about two thirds of a run's time. A :class:`ProcessCommitter` forks
 the process when the run's committer starts and leaves that work to the child. The
 parent's committer thread only sends each batch of trials over a pipe, as plain data
-(:class:`~.trial.Played`); a receiver thread folds what the child committed into the run's
+(:mod:`.trial_wire`); a receiver thread folds what the child committed into the run's
 totals and hands it to the loop, as the committer thread does. The child has the parent's
 memory as it was at the fork (the suite, its compiled plan, the run's event writer) and
 connections of its own to the same store (store/fork.py).
@@ -41,13 +41,13 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from multiprocessing import Pipe
 from multiprocessing.connection import Connection
-from typing import IO, Any, NoReturn
+from typing import IO, Any, Literal, NoReturn
 
 from ..agents.base import AgentProtocolError, AgentReply
-from ..core import GradingPlan
+from ..core import GradingPlan, TrialGrade
 from ..core.safety import SafetyPolicy
 from ..lifeline import die_with
 from ..store import Store, StoreError
@@ -55,11 +55,12 @@ from ..store.fork import GATE
 from ..store.sql import in_memory
 from .committer import Committer, Delivered, commit_batch
 from .events import EventWriter
-from .trial import Finished, Played, TrialOutcome, TrialSetup
+from .trial import Finished
+from .trial_wire import finished_in, finished_out, outcome_in, outcome_out
 
 MIN_TRIALS = 5000
-"""``auto``: fewer trials to run than this, and the fork's cost (its copied pages) is more
-than the second core saves (measured: about 60 ms against 13 µs a trial)."""
+"""``auto``: fewer trials to run than this, and the fork's cost (its copied pages, some
+60 ms) may be more than the second core saves (about 50 µs a trial on the benchmark)."""
 FORK_WAIT_S = 1.0
 """How long the fork waits for other store work in the process to end (store/fork.py)."""
 READY_S = 10.0
@@ -79,7 +80,7 @@ class CommitProcessError(RuntimeError):
 def committer_for(
     writer: EventWriter,
     plan: GradingPlan,
-    fold: Callable[[TrialOutcome], None],
+    fold: Callable[[TrialGrade], None],
     delivered: Delivered,
     *,
     store: Store,
@@ -89,17 +90,27 @@ def committer_for(
     agent_id: str,
     safety: SafetyPolicy | None,
     observed: bool,
+    detail: bool,
 ) -> Committer:
     """A commit process where one can be forked safely now, else the committer thread:
     the same work, the same commits. ``hosted``: the run has a host or an executor around
     it (a commit hook, a lease, Ray)."""
     if fork_allowed(store, jsonl, hosted, to_run):
         forked = ProcessCommitter.start(
-            writer, plan, fold, delivered, store, agent_id, safety, jsonl, observed
+            writer, plan, fold, delivered, store, agent_id, safety, jsonl, _sent(observed, detail)
         )
         if forked is not None:
             return forked
     return Committer(writer, plan, fold, delivered)
+
+
+Outcomes = Literal["none", "slim", "full"]
+"""What the child sends back of each trial besides its grade: nothing (no observer), the
+outcome without its events and diagnostics, or all of it."""
+
+
+def _sent(observed: bool, detail: bool) -> Outcomes:
+    return "none" if not observed else "full" if detail else "slim"
 
 
 def fork_allowed(
@@ -141,13 +152,13 @@ class ProcessCommitter(Committer):
         cls,
         writer: EventWriter,
         plan: GradingPlan,
-        fold: Callable[[TrialOutcome], None],
+        fold: Callable[[TrialGrade], None],
         delivered: Delivered,
         store: Store,
         agent_id: str,
         safety: SafetyPolicy | None,
         jsonl: IO[str] | None,
-        observed: bool,
+        outcomes: Outcomes,
     ) -> ProcessCommitter | None:
         global _running
         with _GUARD:
@@ -164,7 +175,7 @@ class ProcessCommitter(Committer):
                     pid = os.fork()
         if pid == 0:
             ours.close()
-            _child(theirs, parent, store, writer, plan, _Named(agent_id), safety, observed)
+            _child(theirs, parent, store, writer, plan, _Named(agent_id), safety, outcomes)
         theirs.close()
         if pid > 0 and not _ready(ours, pid):
             pid = -1
@@ -178,7 +189,7 @@ class ProcessCommitter(Committer):
         self,
         writer: EventWriter,
         plan: GradingPlan,
-        fold: Callable[[TrialOutcome], None],
+        fold: Callable[[TrialGrade], None],
         delivered: Delivered,
         store: Store,
         conn: Connection,
@@ -208,23 +219,14 @@ class ProcessCommitter(Committer):
             self._post([], len(batch), gone)
             return
         try:
-            message = ("batch", [self._wire(done) for done in batch])
-            _send(self._conn, message)
+            items = [finished_out(self._positions[d.setup.task.task_id], d) for d in batch]
+            _send(self._conn, ("batch", items))
         except OSError:
             pass  # the child is gone: the receiver answers for what was sent
         except Exception as exc:  # a trial that cannot be pickled: the run ends on it
             with self._lock:
                 self._gone, self._sent = self._gone or exc, self._sent - len(batch)
             self._post([], len(batch), exc)
-
-    def _wire(self, done: Finished) -> tuple[int, int, Played]:
-        played = Played.of(done)  # the reply stays here: grading reads only its kind and time
-        invoked = replace(played.invoked, reply=None, transcript=None)
-        return (
-            self._positions[done.setup.task.task_id],
-            done.setup.trial,
-            replace(played, invoked=invoked),
-        )
 
     # --- the receiver thread ------------------------------------------------------------
 
@@ -233,10 +235,11 @@ class ProcessCommitter(Committer):
             if message[0] == "closed":
                 self._last = message[1]
                 continue
-            _, count, outcomes, failure = message
+            _, count, grades, told, failure = message
             try:
-                for outcome in outcomes:
-                    self._fold(outcome)
+                for grade in grades:
+                    self._fold(grade)
+                outcomes = [outcome_in(wire) for wire in told]
             except Exception as exc:  # as on the committer thread: the run ends on it
                 failure, outcomes = failure or exc, []
             with self._lock:
@@ -317,7 +320,7 @@ def _child(
     plan: GradingPlan,
     agent: _Named,
     safety: SafetyPolicy | None,
-    observed: bool,
+    outcomes: Outcomes,
 ) -> NoReturn:
     global CHILD
     CHILD, code = True, 1
@@ -329,7 +332,7 @@ def _child(
         store.detach_in_child()
         store.last_sequence(writer.run_id)  # the store answers here: the parent may go on
         _send(conn, ("ready",))
-        _serve(conn, writer, plan, agent, safety, observed)
+        _serve(conn, writer, plan, agent, safety, outcomes)
         code = 0
     finally:
         os._exit(code)  # no interpreter teardown: it would close what the parent still uses
@@ -341,7 +344,7 @@ def _serve(
     plan: GradingPlan,
     agent: _Named,
     safety: SafetyPolicy | None,
-    observed: bool,
+    outcomes: Outcomes,
 ) -> None:
     broken = False  # the store failed: nothing more is committed
     while (message := _receive(conn)) is not None:
@@ -350,26 +353,17 @@ def _serve(
             return
         items = message[1]
         if broken:
-            _send(conn, ("done", len(items), [], None))
+            _send(conn, ("done", len(items), [], [], None))
             continue
-        batch = [
-            played.rebuild(TrialSetup(plan.tasks[position], trial, agent, safety=safety))
-            for position, trial, played in items
-        ]
+        batch = [finished_in(item, plan.tasks, agent, safety) for item in items]
         try:
-            outcomes = commit_batch(plan, writer, batch)
+            done = commit_batch(plan, writer, batch)
         except BaseException as exc:  # the run ends on it; the parent raises it
             broken = True
-            _send(conn, ("done", len(items), [], _portable(exc)))
+            _send(conn, ("done", len(items), [], [], _portable(exc)))
             continue
-        sent = outcomes if observed else [_slim(outcome) for outcome in outcomes]
-        _send(conn, ("done", len(items), sent, None))
-
-
-def _slim(outcome: TrialOutcome) -> TrialOutcome:
-    """What the run's totals need (no observer reads the rest): not its events nor
-    diagnostics, which are committed."""
-    return replace(outcome, events=[], diagnostics={})
+        told = [] if outcomes == "none" else [outcome_out(o, outcomes == "full") for o in done]
+        _send(conn, ("done", len(items), [o.grade for o in done], told, None))
 
 
 def _portable(exc: BaseException) -> BaseException:

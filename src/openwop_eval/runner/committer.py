@@ -23,7 +23,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-from ..core import GradingPlan
+from ..core import GradingPlan, TrialGrade
 from .events import EventWriter
 from .trial import Finished, TrialOutcome, finish_trial
 
@@ -40,7 +40,7 @@ class Committer:
         self,
         writer: EventWriter,
         plan: GradingPlan,
-        fold: Callable[[TrialOutcome], None],
+        fold: Callable[[TrialGrade], None],
         delivered: Delivered,
         max_batch: int = 256,
         max_waiting: int = 1024,
@@ -142,7 +142,7 @@ class Committer:
         try:
             outcomes = commit_batch(self._plan, self._writer, batch)
             for outcome in outcomes:
-                self._fold(outcome)
+                self._fold(outcome.grade)
         except BaseException as exc:  # the run ends on it; the loop raises it
             self._broken = True
             failure, outcomes = exc, []

@@ -274,7 +274,7 @@ async def _execute(
     committer = committer_for(
         writer,
         plan,
-        lambda o: tally.add_grade(o.grade),
+        tally.add_grade,
         delivered,
         store=execution.store,
         jsonl=execution.jsonl,
@@ -284,7 +284,8 @@ async def _execute(
         to_run=total - len(done),
         agent_id=execution.agent.agent_id,
         safety=detectors,
-        observed=observer is not None and getattr(observer, "detail", True),
+        observed=observer is not None,
+        detail=bool(getattr(observer, "detail", True)),
     )
     play = execution.executor.run if execution.executor is not None else run_trial
     holder.append(committer)
