@@ -285,6 +285,8 @@ def test_a_process_is_forked_only_where_it_is_safe(
         assert not allowed(store, file, hosted=False, to_run=many - 1, setting="auto")
         assert not allowed(store, file, hosted=False, to_run=many, setting="thread")
         assert not allowed(store, file, hosted=True, to_run=many, setting="process")
+    with pytest.warns(UserWarning, match="'proces' is not thread, process or auto"):
+        assert not allowed(store, None, hosted=False, to_run=many, setting="proces")
     assert not allowed(store, io.StringIO(), hosted=False, to_run=many, setting="process")
     assert not allowed(Store("sqlite://"), None, hosted=False, to_run=many, setting="process")
 

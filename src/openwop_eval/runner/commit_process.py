@@ -40,6 +40,7 @@ import pickle
 import signal
 import sys
 import threading
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing import Pipe
@@ -118,7 +119,11 @@ def fork_allowed(
 ) -> bool:
     """Whether a run may commit in a forked process (see the module's docstring)."""
     choice = setting if setting is not None else os.environ.get(SETTING, "thread")
-    if choice not in ("process", "auto") or hosted or not sys.platform.startswith("linux"):
+    if choice not in ("thread", "process", "auto"):
+        why = f"{SETTING}={choice!r} is not thread, process or auto: the thread commits"
+        warnings.warn(why, stacklevel=2)
+        return False
+    if choice == "thread" or hosted or not sys.platform.startswith("linux"):
         return False
     if in_memory(store.url) or (jsonl is not None and not _real_file(jsonl)):
         return False
