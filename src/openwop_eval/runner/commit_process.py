@@ -390,8 +390,9 @@ def _send(conn: Connection, message: Any) -> None:
 
 
 def _receive(conn: Connection) -> Any:
-    """The next message; None at the end of the stream (the other side closed or died)."""
+    """The next message; None at the end of the stream (the other side closed or died),
+    or at a message that does not unpickle: either side then stops as if the other had."""
     try:
         return conn.recv()
-    except (EOFError, OSError):
+    except Exception:
         return None

@@ -76,9 +76,9 @@ class Finished:
 
 @dataclass(frozen=True)
 class Played:
-    """A trial the agent is done with, as plain data without its setup: what crosses to
-    another process (a Ray worker sends it back; a commit process is sent it), to be rebuilt
-    there around that side's own setup (:meth:`rebuild`)."""
+    """A trial the agent is done with, as data without its setup: what a Ray worker sends
+    back, and what a commit process rebuilds from its wire form (trial_wire.py), each
+    around that side's own setup (:meth:`rebuild`)."""
 
     calls: list[RecordedCall]
     ext: dict[str, Any]
