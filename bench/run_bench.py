@@ -17,8 +17,10 @@ Suites have one task per 10 trials, at most 10,000 (the task limit), or ``--task
 (about 18 KB each, parsed and compiled); the trials must not: compare sizes at the same
 ``--tasks``. ``0`` trials skips a scenario; peak RSS is the whole process's (plus its
 commit processes' peak, openwop_eval.runner.commit_process), so a memory figure is one
-scenario alone. ``--repeat N`` runs the instant scenario N times (each on a
-fresh store and file) and reports the median, with every run's seconds.
+scenario alone. ``--pss`` also samples the peak PSS of this process and its commit process
+together (bench/pss.py), which counts their shared pages once. ``--repeat N`` runs the
+instant scenario N times (each on a fresh store and file) and reports the median, with
+every run's seconds.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import statistics
 import sys
 import tempfile
 import time
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +44,7 @@ from openwop_eval.limits import MAX_TASKS
 from openwop_eval.runner.api import run_suite_async
 from openwop_eval.runner.run import RunOptions
 from openwop_eval.store import Store
+from pss import PssPeak
 
 TOOLS = ["crm:lookup-order", "crm:get-customer", "payments:refund"]
 
@@ -182,6 +186,7 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=100)
     parser.add_argument("--tasks", type=int, help="tasks in each suite (default: trials/10)")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--pss", action="store_true", help="sample the peak PSS (bench/pss.py)")
     args = parser.parse_args()
     if args.sleep_trials and args.sleep_ms <= 0:
         parser.error("--sleep-ms must be above 0")
@@ -190,7 +195,7 @@ def main() -> int:
     collector.tune()  # as the command line does for every command (openwop_eval.collector)
 
     results: dict[str, Any] = {"python": sys.version.split()[0], "machine": platform.machine()}
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, PssPeak() if args.pss else nullcontext() as pss:
         if args.instant_trials > 0:
             (Path(tmp) / "instant").mkdir()
             results["instant"] = instant(
@@ -210,6 +215,9 @@ def main() -> int:
     results["ownPeakRssMb"], results["childPeakRssMb"] = round(own, 1), round(child, 1)
     parts = f" (this process {own:.0f} MB + its commit process {child:.0f} MB)" if child else ""
     print(f"peak RSS {peak_mb:.0f} MB{parts}")
+    if pss is not None and pss.mb is not None:
+        results["peakPssMb"] = round(pss.mb, 1)
+        print(f"peak PSS {pss.mb:.0f} MB (with its commit process, sampled every 50 ms)")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")
     return 0
