@@ -9,6 +9,7 @@ import io
 import os
 import signal
 import threading
+from multiprocessing import Pipe
 from pathlib import Path
 from typing import Any
 
@@ -319,3 +320,11 @@ def test_a_fork_waits_for_store_work_and_holds_new_work_back() -> None:
         assert not entered.wait(0.1)  # held back while the fork is under way
     assert entered.wait(30)
     waiting.join(30)
+
+
+def test_a_message_that_does_not_unpickle_ends_the_stream_not_the_reader() -> None:
+    ours, theirs = Pipe()
+    theirs.send_bytes(b"\x80\x05 not a pickle")  # as a half-written or damaged message reads
+    assert commit_process._receive(ours) is None
+    theirs.close()
+    assert commit_process._receive(ours) is None  # the end of the stream, as before
