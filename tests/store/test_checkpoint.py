@@ -45,7 +45,7 @@ def test_committed_events_reach_the_database_file_from_the_background(tmp_path: 
     assert checkpointer is not None
     store.append("local/r", _rows(0, 500))
     assert checkpointer.wait(1, WAIT_S)
-    # The writer's own checkpoint starts at 4,000 pages; these 500 rows are far below it.
+    # The writer's own checkpoint starts at 16 MB of log; these 500 rows are far below it.
     assert _events_in_file_alone(tmp_path / "store.sqlite", tmp_path / "copy.sqlite") == 500
     assert checkpointer.failures == 0
     store.close()
@@ -100,3 +100,35 @@ def test_a_forked_child_checkpoints_on_its_own_thread(tmp_path: Path) -> None:
     assert os.waitstatus_to_exitcode(status) == 0
     assert [e["sequence"] for e in store.events("local/r")] == list(range(20))
     store.close()
+
+
+def _pragma(store: Store, name: str) -> int:
+    with store.transaction() as tx:
+        return int(tx.exec_driver_sql(f"PRAGMA {name}").scalar())
+
+
+def test_a_new_store_has_16_kb_pages_and_checkpoints_itself_at_16_mb(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    assert _pragma(store, "page_size") == 16384
+    assert _pragma(store, "wal_autocheckpoint") == 1024  # 16 MB of 16 KB pages
+    store.close()
+
+
+def test_a_store_made_with_4_kb_pages_keeps_them_and_every_event(tmp_path: Path) -> None:
+    """A store written before pages grew: its page size cannot change in WAL mode, and the
+    writer's fallback is counted in its own pages."""
+    path = tmp_path / "store.sqlite"
+    connection = sqlite3.connect(path)
+    connection.execute("PRAGMA page_size=4096")
+    connection.execute("PRAGMA journal_mode=WAL")
+    connection.execute("CREATE TABLE early (x)")
+    connection.commit()
+    connection.close()
+    store = _store(tmp_path)
+    store.append("local/r", _rows(0, 300))
+    assert _pragma(store, "page_size") == 4096
+    assert _pragma(store, "wal_autocheckpoint") == 4096  # 16 MB of 4 KB pages
+    store.close()
+    reopened = Store(f"sqlite:///{path}")
+    assert [row.sequence for row in reopened.event_rows("local/r")] == list(range(300))
+    reopened.close()

@@ -27,9 +27,15 @@ from .fork import GATE
 INTERVAL_S = 0.25
 """At most one checkpoint per interval: each syncs the file, and a commit comes every few
 milliseconds under load."""
-WRITER_FALLBACK_PAGES = 4000
-"""The writer's own ``wal_autocheckpoint`` (16 MB of 4 KB pages): reached only when this
-thread falls behind."""
+WRITER_FALLBACK_BYTES = 16 << 20
+"""The log size at which the writer checkpoints itself (its ``wal_autocheckpoint``, which
+SQLite counts in pages of the file's own size): reached only when this thread falls
+behind."""
+
+
+def fallback_pages(page_size: int) -> int:
+    """``WRITER_FALLBACK_BYTES`` in pages of ``page_size`` bytes."""
+    return max(1, WRITER_FALLBACK_BYTES // page_size)
 
 
 class WalCheckpointer:

@@ -23,7 +23,7 @@ from .. import jsontext
 from ..clock import utc_stamp
 from ..core import OpenwopEvalError
 from .bulk import insert_rows, mark
-from .checkpoint import WRITER_FALLBACK_PAGES, WalCheckpointer
+from .checkpoint import WalCheckpointer, fallback_pages
 from .fork import GATE, detach
 from .records import EventRow, RunRecord, RunStatus
 from .schema import events, runs, trial_results
@@ -56,6 +56,8 @@ def _decode(text: str) -> Any:
 
 
 _MIGRATING = 0x6F77_6576_616C  # an advisory lock key: one process migrates at a time
+PAGE_SIZE = 16384
+"""The page size of a new SQLite store, in bytes."""
 HEAD = "0005"
 """The newest migration's revision (a test keeps it equal to alembic's head)."""
 _CODEC: dict[str, Any] = {"json_serializer": jsontext.dumps, "json_deserializer": _decode}
@@ -77,6 +79,10 @@ def _engine(url: str) -> Engine:
         @sa.event.listens_for(engine, "connect")
         def _pragmas(dbapi_connection: Any, _record: Any) -> None:
             cursor = dbapi_connection.cursor()
+            # A new file gets 16 KB pages (a file that exists keeps its own): a commit of a
+            # batch of events then syncs a quarter of the pages, and cost a fifth of the time
+            # it did on 4 KB pages. In WAL mode the size can no longer change.
+            cursor.execute(f"PRAGMA page_size={PAGE_SIZE}")
             cursor.execute("PRAGMA journal_mode=WAL")  # readers never block the writer
             cursor.execute("PRAGMA synchronous=NORMAL")  # durable at each commit in WAL mode
             cursor.execute("PRAGMA foreign_keys=ON")
@@ -85,7 +91,8 @@ def _engine(url: str) -> Engine:
             # writes and 1.5 system calls per trial. In memory it holds one statement's pages.
             cursor.execute("PRAGMA temp_store=MEMORY")
             # The log is checkpointed off the writer (store/checkpoint.py); this is its fallback.
-            cursor.execute(f"PRAGMA wal_autocheckpoint={WRITER_FALLBACK_PAGES}")
+            page_size = cursor.execute("PRAGMA page_size").fetchone()[0]
+            cursor.execute(f"PRAGMA wal_autocheckpoint={fallback_pages(page_size)}")
             cursor.close()
 
         return engine
