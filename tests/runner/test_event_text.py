@@ -14,7 +14,11 @@ from openwop_eval.runner.events import EventWriter, Pending
 from openwop_eval.store import EventRow
 
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.text(),
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)  # past 64 bits: the standard encoder's fallback
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
     max_leaves=20,
 )

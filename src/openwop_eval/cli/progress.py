@@ -15,9 +15,6 @@ class RunProgress:
     """The live bar (on a terminal), and one line naming the run as soon as it exists, so a
     job killed mid-run — in CI there is no bar — can still be resumed."""
 
-    detail = False
-    """It counts verdicts: outcomes need not carry their events (runner.run.Observer)."""
-
     def __init__(self, console: Console, enabled: bool = True) -> None:
         self.console = console
         self.run_id: str | None = None

@@ -1,15 +1,18 @@
-"""The committer's work in a forked process, on the other core.
+"""The committer's store work in a forked process, on the other core.
 
 Theory of operation. The committer thread (committer.py) grades each finished trial, builds
 and encodes its events and commits them. In one interpreter that work and the event loop
 take turns on the interpreter lock, so a run of fast agents is bound by one core: the
 committer's share is about two thirds of a run's time. A :class:`ProcessCommitter` forks
-the process when the run's committer starts and leaves that work to the child. The
-parent's committer thread only sends each batch of trials over a pipe, as plain data
-(:mod:`.trial_wire`); a receiver thread folds what the child committed into the run's
-totals and hands it to the loop, as the committer thread does. The child has the parent's
-memory as it was at the fork (the suite, its compiled plan, the run's event writer) and
-connections of its own to the same store (store/fork.py).
+the process when the run's committer starts and splits that work. The parent's committer
+thread grades each batch and builds its events and diagnostics, as the thread does, and
+sends them over a pipe as plain tuples; the child numbers and encodes the events and
+commits them with the diagnostics, and answers for each batch in order; a receiver thread
+then folds the committed batch's grades into the run's totals and hands its outcomes to the
+loop, as the committer thread does. (When the child graded too, it was the busier of the
+two and the parent waited on it a third of the time.) The child has the parent's memory as
+it was at the fork (the run's event writer) and connections of its own to the same store
+(store/fork.py).
 
 A crash does what it does to the thread: the child commits each batch in one transaction,
 so a run killed at any moment keeps exactly its committed trials, and the child is killed
@@ -41,23 +44,20 @@ import signal
 import sys
 import threading
 import warnings
+from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 from multiprocessing import Pipe
 from multiprocessing.connection import Connection
-from typing import IO, Any, Literal, NoReturn
+from typing import IO, Any, NoReturn
 
-from ..agents.base import AgentProtocolError, AgentReply
 from ..core import GradingPlan, TrialGrade
-from ..core.safety import SafetyPolicy
 from ..lifeline import die_with
 from ..store import Store, StoreError
 from ..store.fork import GATE
 from ..store.sql import in_memory
-from .committer import Committer, Delivered, commit_batch
+from .committer import Committer, Delivered
 from .events import EventWriter
-from .trial import Finished
-from .trial_wire import finished_in, finished_out, outcome_in, outcome_out
+from .trial import Finished, TrialOutcome, finish_trial
 
 MIN_TRIALS = 5000
 """``auto``: fewer trials to run than this, and the fork's cost (its copied pages, some
@@ -72,6 +72,7 @@ CHILD = False
 _running = 0
 """Runs with a commit process in this process: a second one forks no more (lock = _GUARD)."""
 _GUARD = threading.Lock()
+Wire = tuple[Any, ...]
 
 
 class CommitProcessError(RuntimeError):
@@ -88,30 +89,15 @@ def committer_for(
     jsonl: IO[str] | None,
     hosted: bool,
     to_run: int,
-    agent_id: str,
-    safety: SafetyPolicy | None,
-    observed: bool,
-    detail: bool,
 ) -> Committer:
     """A commit process where one can be forked safely now, else the committer thread:
     the same work, the same commits. ``hosted``: the run has a host or an executor around
     it (a commit hook, a lease, Ray)."""
     if fork_allowed(store, jsonl, hosted, to_run):
-        forked = ProcessCommitter.start(
-            writer, plan, fold, delivered, store, agent_id, safety, jsonl, _sent(observed, detail)
-        )
+        forked = ProcessCommitter.start(writer, plan, fold, delivered, store, jsonl)
         if forked is not None:
             return forked
     return Committer(writer, plan, fold, delivered)
-
-
-Outcomes = Literal["none", "slim", "full"]
-"""What the child sends back of each trial besides its grade: nothing (no observer), the
-outcome without its events and diagnostics, or all of it."""
-
-
-def _sent(observed: bool, detail: bool) -> Outcomes:
-    return "none" if not observed else "full" if detail else "slim"
 
 
 def fork_allowed(
@@ -138,16 +124,6 @@ def _real_file(handle: IO[str]) -> bool:
     return True
 
 
-@dataclass
-class _Named:
-    """The run's agent as the child knows it, by id: it plays no trial."""
-
-    agent_id: str
-
-    async def run(self, context: Any, port: Any) -> AgentReply:
-        raise AgentProtocolError("a commit process plays no trial")
-
-
 class ProcessCommitter(Committer):
     """A :class:`Committer` whose grading and commits run in a forked child. Built by
     :meth:`start`, which returns None where the fork cannot be made safely now."""
@@ -160,10 +136,7 @@ class ProcessCommitter(Committer):
         fold: Callable[[TrialGrade], None],
         delivered: Delivered,
         store: Store,
-        agent_id: str,
-        safety: SafetyPolicy | None,
         jsonl: IO[str] | None,
-        outcomes: Outcomes,
     ) -> ProcessCommitter | None:
         global _running
         with _GUARD:
@@ -180,7 +153,7 @@ class ProcessCommitter(Committer):
                     pid = os.fork()
         if pid == 0:
             ours.close()
-            _child(theirs, parent, store, writer, plan, _Named(agent_id), safety, outcomes)
+            _child(theirs, parent, store, writer)
         theirs.close()
         if pid > 0 and not _ready(ours, pid):
             pid = -1
@@ -201,9 +174,8 @@ class ProcessCommitter(Committer):
         pid: int,
     ) -> None:
         self._store, self._conn, self._pid = store, conn, pid
-        self._positions = {task.task_id: i for i, task in enumerate(plan.tasks)}
         self._lock = threading.Lock()
-        self._sent = 0  # trials sent that the child has not answered for
+        self._unanswered: deque[list[TrialOutcome]] = deque()  # batches sent, in order
         self._gone: BaseException | None = None
         self._last: int | None = None  # the child's last sequence number, when it closed
         self._ended = False
@@ -213,25 +185,26 @@ class ProcessCommitter(Committer):
         )
         self._receiver.start()
 
-    # --- the committer thread: send ---------------------------------------------------
+    # --- the committer thread: grade, then send ----------------------------------------
 
     def _commit(self, batch: list[Finished]) -> None:
         with self._lock:
             gone = self._gone
-            if gone is None:
-                self._sent += len(batch)
         if gone is not None:
             self._post([], len(batch), gone)
             return
         try:
-            items = [finished_out(self._positions[d.setup.task.task_id], d) for d in batch]
-            _send(self._conn, ("batch", items))
-        except OSError:
-            pass  # the child is gone: the receiver answers for what was sent
-        except Exception as exc:  # a trial that cannot be pickled: the run ends on it
+            outcomes = [finish_trial(self._plan, done) for done in batch]
+            data = pickle.dumps(("batch", [_wire(o) for o in outcomes]), pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:  # a trial that cannot be graded or sent: the run ends on it
             with self._lock:
-                self._gone, self._sent = self._gone or exc, self._sent - len(batch)
+                self._gone = self._gone or exc
             self._post([], len(batch), exc)
+            return
+        with self._lock:  # before sending: the answer may come at once
+            self._unanswered.append(outcomes)
+        with contextlib.suppress(OSError):  # the child is gone: the receiver answers for it
+            self._conn.send_bytes(data)
 
     # --- the receiver thread ------------------------------------------------------------
 
@@ -240,20 +213,22 @@ class ProcessCommitter(Committer):
             if message[0] == "closed":
                 self._last = message[1]
                 continue
-            _, count, grades, told, failure = message
-            try:
-                for grade in grades:
-                    self._fold(grade)
-                outcomes = [outcome_in(wire) for wire in told]
-            except Exception as exc:  # as on the committer thread: the run ends on it
-                failure, outcomes = failure or exc, []
+            failure = message[1]
             with self._lock:
-                self._sent -= count
-                if failure is not None:
+                outcomes = self._unanswered.popleft()
+            if failure is None:
+                try:
+                    for outcome in outcomes:
+                        self._fold(outcome.grade)
+                except Exception as exc:  # as on the committer thread: the run ends on it
+                    failure = exc
+            if failure is not None:
+                with self._lock:
                     self._gone = self._gone or failure
-            self._post(outcomes, count, failure)
+            self._post(outcomes if failure is None else [], len(outcomes), failure)
         with self._lock:  # the child has exited (closed, or died)
-            left, self._sent = self._sent, 0
+            left = sum(len(outcomes) for outcomes in self._unanswered)
+            self._unanswered.clear()
             if self._last is None:
                 self._gone = self._gone or CommitProcessError(
                     f"the commit process of run {self._writer.run_id} stopped; what it"
@@ -317,16 +292,7 @@ def _release() -> None:
 # --- the child ---------------------------------------------------------------------------
 
 
-def _child(
-    conn: Connection,
-    parent: int,
-    store: Store,
-    writer: EventWriter,
-    plan: GradingPlan,
-    agent: _Named,
-    safety: SafetyPolicy | None,
-    outcomes: Outcomes,
-) -> NoReturn:
+def _child(conn: Connection, parent: int, store: Store, writer: EventWriter) -> NoReturn:
     global CHILD
     CHILD, code = True, 1
     try:
@@ -337,38 +303,41 @@ def _child(
         store.detach_in_child()
         store.last_sequence(writer.run_id)  # the store answers here: the parent may go on
         _send(conn, ("ready",))
-        _serve(conn, writer, plan, agent, safety, outcomes)
+        _serve(conn, writer)
         code = 0
     finally:
         os._exit(code)  # no interpreter teardown: it would close what the parent still uses
 
 
-def _serve(
-    conn: Connection,
-    writer: EventWriter,
-    plan: GradingPlan,
-    agent: _Named,
-    safety: SafetyPolicy | None,
-    outcomes: Outcomes,
-) -> None:
-    broken = False  # the store failed: nothing more is committed
+def _wire(outcome: TrialOutcome) -> Wire:
+    """What the child commits of a graded trial, as plain tuples (named tuples and
+    dataclasses pickle through Python-level methods; tuples, strings and JSON values in C)."""
+    record = outcome.record
+    events = [tuple(event) for event in outcome.events]
+    return (record.task_id, record.index, outcome.invocation_id, outcome.diagnostics, events)
+
+
+def _serve(conn: Connection, writer: EventWriter) -> None:
+    """Number, encode and commit each batch as one transaction, answering for each in
+    order: None when it is committed, else why not."""
+    broken: BaseException | None = None  # the store failed: nothing more is committed
     while (message := _receive(conn)) is not None:
         if message[0] == "close":
             _send(conn, ("closed", writer.last))
             return
-        items = message[1]
-        if broken:
-            _send(conn, ("done", len(items), [], [], None))
-            continue
-        batch = [finished_in(item, plan.tasks, agent, safety) for item in items]
-        try:
-            done = commit_batch(plan, writer, batch)
-        except BaseException as exc:  # the run ends on it; the parent raises it
-            broken = True
-            _send(conn, ("done", len(items), [], [], _portable(exc)))
-            continue
-        told = [] if outcomes == "none" else [outcome_out(o, outcomes == "full") for o in done]
-        _send(conn, ("done", len(items), [o.grade for o in done], told, None))
+        if broken is None:
+            try:
+                for task_id, index, invocation_id, diagnostics, events in message[1]:
+                    writer.write(events, (task_id, index, invocation_id, diagnostics))
+                writer.flush()
+            except BaseException as exc:  # the run ends on it; the parent raises it
+                writer.discard()
+                broken = exc
+                _send(conn, ("done", _portable(exc)))
+                continue
+            _send(conn, ("done", None))
+        else:
+            _send(conn, ("done", CommitProcessError("an earlier batch was not committed")))
 
 
 def _portable(exc: BaseException) -> BaseException:

@@ -93,21 +93,22 @@ class EventWriter:
         self._rows: list[EventRow] = []
         self._trials: list[Any] = []
 
-    def write(self, events: Sequence[Pending], trial: Any = None) -> None:
-        """Number ``events`` (and note the trial they finish); :meth:`flush` commits."""
+    def write(self, events: Sequence[tuple[str, dict[str, Any], str]], trial: Any = None) -> None:
+        """Number ``events`` (each a :class:`Pending`, or the plain tuple of one) and note
+        the trial they finish; :meth:`flush` commits."""
         stem = id_stem()
-        for i, event in enumerate(events):
+        for i, (kind, payload, stamp) in enumerate(events):
             event_id = f"{stem}{i:x}"
             doc = {
                 "eventId": event_id,
                 "runId": self.run_id,
-                "type": event.type,
-                "payload": event.payload,
-                "timestamp": event.timestamp,
+                "type": kind,
+                "payload": payload,
+                "timestamp": stamp,
                 "sequence": self._next,
                 "schemaVersion": SCHEMA_VERSION,
             }
-            self._rows.append(EventRow(self._next, event_id, event.type, dumps(doc)))
+            self._rows.append(EventRow(self._next, event_id, kind, dumps(doc)))
             self._next += 1
         if trial is not None:
             self._trials.append(trial)

@@ -83,9 +83,7 @@ class TrialExecutor(Protocol):
 
 
 class Observer(Protocol):
-    """Told of a run's start and of each trial as it is committed. An observer with a
-    ``detail = False`` attribute gets each outcome without its events and diagnostics
-    (they are in the store), which spares a commit process sending them back."""
+    """Told of a run's start and of each trial as it is committed."""
 
     def started(self, run_id: str, total: int, done: int) -> None: ...
 
@@ -282,10 +280,6 @@ async def _execute(
             part is not None for part in (execution.on_commit, execution.lease, execution.executor)
         ),
         to_run=total - len(done),
-        agent_id=execution.agent.agent_id,
-        safety=detectors,
-        observed=observer is not None,
-        detail=bool(getattr(observer, "detail", True)),
     )
     play = execution.executor.run if execution.executor is not None else run_trial
     holder.append(committer)
