@@ -11,13 +11,13 @@ never continued on other fixtures (a resumed trial served other answers could fl
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..core import CompiledTask, OpenwopEvalError
 from ..core.records import Recording
 from ..log.replay import replay
-from .tools import FixtureBook
+from .tools import FixtureBook, FixtureSheet
 
 FORMAT = 1
 """The version of the stored form; a reader refuses any other."""
@@ -33,6 +33,10 @@ class FixtureSource:
     """Recorded responses for the tasks they name; other tasks use the suite's fixtures."""
     live_shadow: bool = False
     """No fixtures at all: every call goes to a live tool (``live-shadow`` suites only)."""
+    _sheets: dict[str, FixtureSheet] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    """Each task's ``toolResponses`` grouped once (the suite's, which never change)."""
 
     def book(self, task: CompiledTask, index: int) -> FixtureBook | None:
         """The fixture answers of trial ``index`` of ``task``, fresh; None: live tools."""
@@ -44,10 +48,14 @@ class FixtureSource:
                 return FixtureBook()  # recorded nothing: every call misses
             keys = sorted(trials)
             return FixtureBook.from_recording(trials[keys[index % len(keys)]])
-        fixtures = task.task.fixtures
-        if fixtures is None or fixtures.tool_responses is None:
-            return None
-        return FixtureBook.from_responses([(r.tool, r.response) for r in fixtures.tool_responses])
+        sheet = self._sheets.get(task.task_id)
+        if sheet is None:
+            fixtures = task.task.fixtures
+            if fixtures is None or fixtures.tool_responses is None:
+                return None
+            sheet = FixtureSheet.of([(r.tool, r.response) for r in fixtures.tool_responses])
+            self._sheets[task.task_id] = sheet
+        return sheet.deal()
 
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"format": FORMAT, "liveShadow": self.live_shadow}

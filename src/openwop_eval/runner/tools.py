@@ -36,13 +36,12 @@ class FixtureBook:
 
     by_tool: dict[str, deque[JSON]] = field(default_factory=dict)
     by_call: dict[tuple[str, str], deque[JSON]] = field(default_factory=dict)
+    sorted_names: tuple[str, ...] | None = None
+    """The tools it answers, sorted, when known in advance (a :class:`FixtureSheet`'s)."""
 
     @classmethod
     def from_responses(cls, responses: Sequence[tuple[str, JSON]]) -> FixtureBook:
-        by_tool: dict[str, deque[JSON]] = defaultdict(deque)
-        for tool, response in responses:
-            by_tool[tool].append(response)
-        return cls(by_tool=dict(by_tool))
+        return FixtureSheet.of(responses).deal()
 
     @classmethod
     def from_recording(cls, calls: Sequence[tuple[str, JSON, JSON]]) -> FixtureBook:
@@ -53,7 +52,10 @@ class FixtureBook:
 
     @property
     def tool_names(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys([*self.by_tool, *(tool for tool, _ in self.by_call)]))
+        """The tools it answers, sorted."""
+        if self.sorted_names is not None:
+            return self.sorted_names
+        return tuple(sorted({*self.by_tool, *(tool for tool, _ in self.by_call)}))
 
     def take(self, tool: str, args: JSON) -> tuple[bool, JSON]:
         """The next answer to the call, as the fixtures hold it: never hand it to an agent
@@ -62,6 +64,27 @@ class FixtureBook:
         if not queue:
             return False, None
         return True, queue.popleft()
+
+
+@dataclass(frozen=True)
+class FixtureSheet:
+    """A task's ``toolResponses`` grouped by tool once, in order: each trial is dealt a
+    fresh :class:`FixtureBook` from it (a run deals thousands a second)."""
+
+    groups: tuple[tuple[str, tuple[JSON, ...]], ...]
+    names: tuple[str, ...]
+
+    @classmethod
+    def of(cls, responses: Sequence[tuple[str, JSON]]) -> FixtureSheet:
+        by_tool: dict[str, list[JSON]] = defaultdict(list)
+        for tool, response in responses:
+            by_tool[tool].append(response)
+        groups = tuple((tool, tuple(answers)) for tool, answers in by_tool.items())
+        return cls(groups, tuple(sorted(by_tool)))
+
+    def deal(self) -> FixtureBook:
+        by_tool = {tool: deque(answers) for tool, answers in self.groups}
+        return FixtureBook(by_tool=by_tool, sorted_names=self.names)
 
 
 def load_live_tools(spec: str) -> dict[str, LiveTool]:
@@ -128,8 +151,9 @@ class ToolBoundary:
 
     @property
     def tool_names(self) -> tuple[str, ...]:
-        names = self.fixtures.tool_names if self.fixtures is not None else tuple(self.live)
-        return tuple(sorted(names))
+        if self.fixtures is not None:
+            return self.fixtures.tool_names
+        return tuple(sorted(self.live))
 
     def trajectory(self) -> tuple[ToolCall, ...]:
         return tuple(ToolCall(c.tool, c.args, c.missed) for c in self.calls)
