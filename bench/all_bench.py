@@ -169,7 +169,9 @@ LARGE_REPEAT = 3
 
 def runner_rss(trials: int, python: str) -> Job:
     args = ("--instant-trials", str(trials), "--sleep-trials", "0", "--tasks", str(MEMORY_TASKS))
-    return Job(rss_job(trials), "run_bench.py", python, args, RUNNER_NEEDS, 120 + trials / 200)
+    args += ("--pss",)  # a run that forks a commit process: the two together
+    needs = (*RUNNER_NEEDS, "--pss")
+    return Job(rss_job(trials), "run_bench.py", python, args, needs, 120 + trials / 200)
 
 
 def runner_sleep(sleep: Sleep, python: str) -> Job:

@@ -152,6 +152,13 @@ def test_a_process_commits_what_the_thread_commits(tmp_path: Path, forks: list[i
     log = store.events(forked.run_id)
     assert [e["sequence"] for e in log] == list(range(len(log)))
     assert [e["type"] for e in log] == [e["type"] for e in thread_store.events(threaded.run_id)]
+    # The same diagnostics of every trial, encoded by the parent and stored by the child.
+    ours, theirs = store.trial_results(forked.run_id), thread_store.trial_results(threaded.run_id)
+    assert ours.keys() == theirs.keys()
+    assert len(ours) == TASKS * TRIALS
+    for key, diagnostics in ours.items():
+        assert diagnostics.pop("invocationId") != theirs[key].pop("invocationId")
+        assert diagnostics == theirs[key]
     file = path.read_text().splitlines()  # the file got every event, in order, as stored
     assert file == [row.text for row in store.iter_event_rows(forked.run_id)]
     checked = verify_log(parse_suite(suite()).suite, log, forked.summary)
@@ -280,7 +287,8 @@ def test_a_process_is_forked_only_where_it_is_safe(
     store = Store(f"sqlite:///{tmp_path / 's.sqlite'}")
     many = commit_process.MIN_TRIALS
     with open(tmp_path / "events.jsonl", "w", encoding="utf-8") as file:
-        assert not allowed(store, file, hosted=False, to_run=many)  # opt-in: the thread
+        assert allowed(store, file, hosted=False, to_run=many)  # auto, the default
+        assert not allowed(store, file, hosted=False, to_run=many - 1)
         assert allowed(store, file, hosted=False, to_run=many, setting="auto")
         assert allowed(store, None, hosted=False, to_run=1, setting="process")
         assert not allowed(store, file, hosted=False, to_run=many - 1, setting="auto")

@@ -1,4 +1,5 @@
-"""An event's text is the same as encoding its whole document, member by member."""
+"""An event's text is the same as encoding its whole document, member by member, whether
+its payload comes as an object or as its text already encoded (a commit process's)."""
 
 from __future__ import annotations
 
@@ -36,7 +37,8 @@ def test_the_text_is_the_document_encoded(
 ) -> None:
     written: list[EventRow] = []
     writer = EventWriter(run_id, lambda rows, _trials: written.extend(rows), last)
-    writer.write([Pending(kind, payload, stamp), Pending(kind, {}, stamp)])
+    writer.write([Pending(kind, payload, stamp)])
+    writer.write_encoded([(kind, dumps({}), stamp)])
     writer.flush()
     for offset, (row, body) in enumerate(zip(written, (payload, {}), strict=True)):
         doc = {

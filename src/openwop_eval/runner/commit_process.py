@@ -26,11 +26,11 @@ closing events after it.
 Where (:func:`fork_allowed`): only where nothing else could be inside the fork. A run with
 no host around it (no commit hook, no lease) and no executor, on Linux, whose store is a
 file or a server (not SQLite in memory) and whose event file, if any, is a real file; not
-beside another such run in the process. It is opt-in: ``OPENWOP_EVAL_COMMITTER=process``
-forks wherever that holds, ``auto`` only for runs of at least ``MIN_TRIALS`` trials, and
-``thread`` (the default) never. Both processes pay for the fork as their pages are first
-written (copy on write, some tens of milliseconds for a runner's working set), and every
-trial is pickled across, so today it gains only on long runs.
+beside another such run in the process. ``OPENWOP_EVAL_COMMITTER`` chooses: ``auto`` (the
+default) forks for runs of at least ``MIN_TRIALS`` trials, ``process`` for any run, and
+``thread`` never. Both processes pay for the fork as their pages are first written (copy on
+write, some tens of milliseconds for a runner's working set), and every trial is pickled
+across, so it gains only on long runs.
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ from multiprocessing.connection import Connection
 from typing import IO, Any, NoReturn
 
 from ..core import GradingPlan, TrialGrade
+from ..jsontext import dumps
 from ..lifeline import die_with
 from ..store import Store, StoreError
 from ..store.fork import GATE
@@ -104,7 +105,7 @@ def fork_allowed(
     store: Store, jsonl: IO[str] | None, hosted: bool, to_run: int, setting: str | None = None
 ) -> bool:
     """Whether a run may commit in a forked process (see the module's docstring)."""
-    choice = setting if setting is not None else os.environ.get(SETTING, "thread")
+    choice = setting if setting is not None else os.environ.get(SETTING, "auto")
     if choice not in ("thread", "process", "auto"):
         why = f"{SETTING}={choice!r} is not thread, process or auto: the thread commits"
         warnings.warn(why, stacklevel=2)
@@ -149,7 +150,10 @@ class ProcessCommitter(Committer):
         parent, pid = os.getpid(), -1
         with GATE.alone(FORK_WAIT_S) as alone:
             if alone:
-                with contextlib.suppress(OSError):
+                with contextlib.suppress(OSError), warnings.catch_warnings():
+                    # Python 3.12 warns of any fork beside threads: this one is made with
+                    # the store's other users held back, and the child touches nothing else.
+                    warnings.filterwarnings("ignore", ".*fork", DeprecationWarning)
                     pid = os.fork()
         if pid == 0:
             ours.close()
@@ -310,11 +314,13 @@ def _child(conn: Connection, parent: int, store: Store, writer: EventWriter) -> 
 
 
 def _wire(outcome: TrialOutcome) -> Wire:
-    """What the child commits of a graded trial, as plain tuples (named tuples and
-    dataclasses pickle through Python-level methods; tuples, strings and JSON values in C)."""
+    """What the child commits of a graded trial: its events' payloads and its diagnostics
+    as JSON text, in plain tuples. Pickling the objects themselves cost more than encoding
+    them, and the child would encode them anyway."""
     record = outcome.record
-    events = [tuple(event) for event in outcome.events]
-    return (record.task_id, record.index, outcome.invocation_id, outcome.diagnostics, events)
+    events = [(e.type, dumps(e.payload), e.timestamp) for e in outcome.events]
+    diagnostics = dumps(outcome.diagnostics)
+    return (record.task_id, record.index, outcome.invocation_id, diagnostics, events)
 
 
 def _serve(conn: Connection, writer: EventWriter) -> None:
@@ -328,7 +334,7 @@ def _serve(conn: Connection, writer: EventWriter) -> None:
         if broken is None:
             try:
                 for task_id, index, invocation_id, diagnostics, events in message[1]:
-                    writer.write(events, (task_id, index, invocation_id, diagnostics))
+                    writer.write_encoded(events, (task_id, index, invocation_id, diagnostics))
                 writer.flush()
             except BaseException as exc:  # the run ends on it; the parent raises it
                 writer.discard()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import secrets
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -70,6 +71,25 @@ def pending(event_type: str, payload: dict[str, Any], timestamp: str | None = No
     return Pending(event_type, payload, timestamp or utc_stamp())
 
 
+_NAMES: dict[str, str] = {}
+"""Event types as JSON strings: a run has a handful of them, each written a million times."""
+_PLAIN = re.compile(r"[0-9A-Za-z:.+-]*")
+
+
+def _json_name(event_type: str) -> str:
+    text = _NAMES.get(event_type)
+    if text is None:
+        text = dumps(event_type)
+        if len(_NAMES) < 256:
+            _NAMES[event_type] = text
+    return text
+
+
+def _json_stamp(stamp: str) -> str:
+    """A timestamp as a JSON string: the clock's own need no escaping."""
+    return f'"{stamp}"' if _PLAIN.fullmatch(stamp) else dumps(stamp)
+
+
 class EventWriter:
     """Numbers events and commits them: to the store, atomically with the diagnostics of
     the trials they finish, and to an optional JSON-lines file. One writer per run, used
@@ -90,25 +110,28 @@ class EventWriter:
         self._commit = commit
         self._next = last_sequence + 1
         self._jsonl = jsonl
+        self._head = f'"runId":{dumps(run_id)},'
         self._rows: list[EventRow] = []
         self._trials: list[Any] = []
 
-    def write(self, events: Sequence[tuple[str, dict[str, Any], str]], trial: Any = None) -> None:
-        """Number ``events`` (each a :class:`Pending`, or the plain tuple of one) and note
-        the trial they finish; :meth:`flush` commits."""
-        stem = id_stem()
+    def write(self, events: Sequence[Pending], trial: Any = None) -> None:
+        """Number ``events`` and note the trial they finish; :meth:`flush` commits."""
+        self.write_encoded([(e.type, dumps(e.payload), e.timestamp) for e in events], trial)
+
+    def write_encoded(self, events: Sequence[tuple[str, str, str]], trial: Any = None) -> None:
+        """:meth:`write` for events whose payloads are JSON text already (``(type,
+        payload text, timestamp)``, the payload from :func:`jsontext.dumps`): the text
+        of each event is then that of its whole document encoded (a test holds them
+        equal)."""
+        stem, head = id_stem(), self._head
         for i, (kind, payload, stamp) in enumerate(events):
             event_id = f"{stem}{i:x}"
-            doc = {
-                "eventId": event_id,
-                "runId": self.run_id,
-                "type": kind,
-                "payload": payload,
-                "timestamp": stamp,
-                "sequence": self._next,
-                "schemaVersion": SCHEMA_VERSION,
-            }
-            self._rows.append(EventRow(self._next, event_id, kind, dumps(doc)))
+            text = (
+                f'{{"eventId":"{event_id}",{head}"type":{_json_name(kind)},"payload":{payload},'
+                f'"timestamp":{_json_stamp(stamp)},"sequence":{self._next},'
+                f'"schemaVersion":{SCHEMA_VERSION}}}'
+            )
+            self._rows.append(EventRow(self._next, event_id, kind, text))
             self._next += 1
         if trial is not None:
             self._trials.append(trial)

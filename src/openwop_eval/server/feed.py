@@ -277,7 +277,7 @@ class FeedingStore(Store):
         self,
         run_id: str,
         docs: Sequence[dict[str, Any] | EventRow],
-        trials: Sequence[tuple[str, int, str, dict[str, Any]]] = (),
+        trials: Sequence[tuple[str, int, str, dict[str, Any] | str]] = (),
         within: Within | None = None,
     ) -> None:
         self._wrapped.append(run_id, docs, trials, within)

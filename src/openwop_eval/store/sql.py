@@ -270,12 +270,13 @@ class Store:
         self,
         run_id: str,
         docs: Sequence[dict[str, Any] | EventRow],
-        trials: Sequence[tuple[str, int, str, dict[str, Any]]] = (),
+        trials: Sequence[tuple[str, int, str, dict[str, Any] | str]] = (),
         within: Within | None = None,
     ) -> None:
         """Append events (documents, or rows already encoded), and the diagnostics of the
-        trials they finish, in one transaction; ``within`` runs first in it (a replica's
-        lease check, which refuses the commit by raising).
+        trials they finish (each a JSON object, or its text from :func:`jsontext.dumps`),
+        in one transaction; ``within`` runs first in it (a replica's lease check, which
+        refuses the commit by raising).
 
         A trial's diagnostics are written once, with the events that mark it done.
         """
@@ -290,7 +291,7 @@ class Store:
                     tx,
                     "INSERT INTO trial_results (run_id, task_id, trial, invocation_id, data)",
                     f"({m}, {m}, {m}, {m}, {json})",
-                    [(run_id, t, i, inv, jsontext.dumps(data)) for t, i, inv, data in trials],
+                    [(run_id, t, i, inv, _text(data)) for t, i, inv, data in trials],
                 )
         if self._checkpointer is not None:
             self._checkpointer.poke()
@@ -343,6 +344,10 @@ class Store:
             (r["task_id"], r["trial"]): {**r["data"], "invocationId": r["invocation_id"]}
             for r in rows
         }
+
+
+def _text(data: dict[str, Any] | str) -> str:
+    return data if isinstance(data, str) else jsontext.dumps(data)
 
 
 def _insert_events(tx: Connection, run_id: str, docs: Sequence[dict[str, Any] | EventRow]) -> None:
