@@ -13,8 +13,10 @@
 2. SSE fan-out: a generated suite (``--tasks`` x ``--trials``, 3 fixture tool calls each),
    run by a scripted agent alone, then with ``--subscribers`` streams reading its events
    from sequence 0 while it runs (live), once asking for gzip (as browsers and httpx do)
-   and once for identity (as openwop-client does) — ``--pairs`` (5) rounds, interleaved,
-   medians reported, in seconds by the host's clock and in host CPU seconds — then read
+   and once for identity (as openwop-client does) — ``--pairs`` (9) rounds, the three runs
+   of each in an order that rotates from round to round; medians reported, in seconds by
+   the host's clock and in host CPU seconds, and the slowdown as the median of the rounds'
+   own ratios (the machine's drift between rounds bills both runs alike) — then read
    again once done (replay), in both encodings. The streams are raw sockets too
    (``host_load.subscribe``), decoded once they have ended. Each must deliver every
    sequence 0..last exactly once, else exit 1. The host plays its runs in
@@ -277,23 +279,22 @@ async def streams(
     host: Host, client: httpx.AsyncClient, args: argparse.Namespace
 ) -> dict[str, Any]:
     """``--pairs`` rounds, interleaved (the medians resist a busy machine): a run alone,
-    one with live gzip subscribers, one with live identity subscribers; each run's host CPU
-    seconds too, which other processes do not inflate."""
+    one with live gzip subscribers, one with live identity subscribers, in an order that
+    rotates each round; each run's host CPU seconds too, which other processes do not
+    inflate."""
     rounds: list[dict[str, float]] = []
     live: dict[str, dict[str, Any]] = {}
-    for _ in range(args.pairs):
-        cpu = cpu_seconds(host.proc.pid)
-        alone = await create_run(client, SUITE, AGENT)
-        await wait_summary(client, alone)
-        rounds.append({"alone": await took(client, alone)})
-        rounds[-1]["aloneCpu"] = round(cpu_seconds(host.proc.pid) - cpu, 3)
-        for encoding in ENCODINGS:
+    kinds = ("alone", *ENCODINGS)
+    for n in range(args.pairs):
+        rounds.append({})
+        for kind in kinds[n % 3 :] + kinds[: n % 3]:
             cpu = cpu_seconds(host.proc.pid)
             run = await create_run(client, SUITE, AGENT)
-            live[encoding] = await fanout(host, run, args.subscribers, encoding)
+            if kind != "alone":
+                live[kind] = await fanout(host, run, args.subscribers, kind)
             await wait_summary(client, run)
-            rounds[-1][encoding] = await took(client, run)
-            rounds[-1][f"{encoding}Cpu"] = round(cpu_seconds(host.proc.pid) - cpu, 3)
+            rounds[-1][kind] = await took(client, run)
+            rounds[-1][f"{kind}Cpu"] = round(cpu_seconds(host.proc.pid) - cpu, 3)
         if not all(stream["exactlyOnce"] for stream in live.values()):
             break  # reported below: the live stream that failed
     median = {k: statistics.median(r[k] for r in rounds) for k in rounds[0]}
@@ -303,6 +304,13 @@ async def streams(
         out[key] = {"alone": median[f"alone{suffix}"]}
         out[key]["withLiveSubscribers"] = median[f"gzip{suffix}"]
         out[key]["withLiveIdentitySubscribers"] = median[f"identity{suffix}"]
+    out["runSlowdown"] = {  # the median of each round's own ratio to its run alone
+        key: round(statistics.median(r[kind] / r["alone"] for r in rounds), 3)
+        for key, kind in [
+            ("withLiveSubscribers", "gzip"),
+            ("withLiveIdentitySubscribers", "identity"),
+        ]
+    }
     out["sseReplay"] = await fanout(host, run, args.subscribers, "gzip")
     out["sseReplayIdentity"] = await fanout(host, run, args.subscribers, "identity")
     return out
@@ -369,7 +377,9 @@ def report(r: dict[str, Any]) -> None:
                 f"  {with_live} {unit} with {live['subscribers']} live {encoding} subscribers",
                 end=" ",
             )
-            print(f"({with_live / max(alone, 1e-9):.2f}x)")
+            slowdown = r["runSlowdown"][key] if name == "runSeconds" else None
+            each = f"; per round, the median ratio {slowdown:.2f}x" if slowdown else ""
+            print(f"({with_live / max(alone, 1e-9):.2f}x{each})")
     for _, stream in streams:
         for problem in stream["problems"]:
             print(f"  {problem}")
@@ -389,7 +399,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=15.0)
     for name, number in [("generators", 2), ("connections", 16), ("summary-runs", 4)]:
         parser.add_argument(f"--{name}", type=int, default=number)
-    for name, number in [("subscribers", 20), ("tasks", 200), ("trials", 5), ("pairs", 5)]:
+    for name, number in [("subscribers", 20), ("tasks", 200), ("trials", 5), ("pairs", 9)]:
         parser.add_argument(f"--{name}", type=int, default=number)
     parser.add_argument("--run-workers", type=int, default=1, help="the host's (0: none)")
     parser.add_argument("--part", choices=["all", "summary", "sse"], default="all")

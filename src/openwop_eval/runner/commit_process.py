@@ -6,8 +6,9 @@ take turns on the interpreter lock, so a run of fast agents is bound by one core
 committer's share is about two thirds of a run's time. A :class:`ProcessCommitter` forks
 the process when the run's committer starts and splits that work. The parent's committer
 thread grades each batch and builds its events and diagnostics, as the thread does, and
-sends them over a pipe as plain tuples; the child numbers and encodes the events and
-commits them with the diagnostics, and answers for each batch in order; a receiver thread
+sends them over a pipe, their payloads and the diagnostics encoded as JSON text (:func:`_wire`);
+the child numbers the events, composes each one's text around its payload's and commits
+them with the diagnostics, and answers for each batch in order; a receiver thread
 then folds the committed batch's grades into the run's totals and hands its outcomes to the
 loop, as the committer thread does. (When the child graded too, it was the busier of the
 two and the parent waited on it a third of the time.) The child has the parent's memory as
@@ -126,7 +127,7 @@ def _real_file(handle: IO[str]) -> bool:
 
 
 class ProcessCommitter(Committer):
-    """A :class:`Committer` whose grading and commits run in a forked child. Built by
+    """A :class:`Committer` that grades here and commits in a forked child. Built by
     :meth:`start`, which returns None where the fork cannot be made safely now."""
 
     @classmethod
