@@ -33,10 +33,10 @@ class FixtureSource:
     """Recorded responses for the tasks they name; other tasks use the suite's fixtures."""
     live_shadow: bool = False
     """No fixtures at all: every call goes to a live tool (``live-shadow`` suites only)."""
-    _sheets: dict[str, FixtureSheet] = field(
+    _sheets: dict[str, tuple[Any, FixtureSheet]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
-    """Each task's ``toolResponses`` grouped once (the suite's, which never change)."""
+    """Each task's ``toolResponses``, and them grouped once (a suite's never change)."""
 
     def book(self, task: CompiledTask, index: int) -> FixtureBook | None:
         """The fixture answers of trial ``index`` of ``task``, fresh; None: live tools."""
@@ -48,14 +48,15 @@ class FixtureSource:
                 return FixtureBook()  # recorded nothing: every call misses
             keys = sorted(trials)
             return FixtureBook.from_recording(trials[keys[index % len(keys)]])
-        sheet = self._sheets.get(task.task_id)
-        if sheet is None:
-            fixtures = task.task.fixtures
-            if fixtures is None or fixtures.tool_responses is None:
-                return None
-            sheet = FixtureSheet.of([(r.tool, r.response) for r in fixtures.tool_responses])
-            self._sheets[task.task_id] = sheet
-        return sheet.deal()
+        fixtures = task.task.fixtures
+        if fixtures is None or fixtures.tool_responses is None:
+            return None
+        responses = fixtures.tool_responses
+        held = self._sheets.get(task.task_id)
+        if held is None or held[0] is not responses:  # a source may serve another suite
+            sheet = FixtureSheet.of([(r.tool, r.response) for r in responses])
+            self._sheets[task.task_id] = held = (responses, sheet)
+        return held[1].deal()
 
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"format": FORMAT, "liveShadow": self.live_shadow}
