@@ -433,8 +433,8 @@ def sse_lines(s: Sizes, got: Outcomes) -> list[Line]:
             continue
         once = stream["exactlyOnce"]
         # The median of the rounds' own ratios where the job gives it (host_bench.streams).
-        rounds = job.data.get("runRounds", []) if job is not None and job.data else []
-        slowdown = job.data.get("runSlowdown", {}) if job is not None and job.data else {}
+        data = job.data if job is not None and job.data is not None else {}
+        rounds, slowdown = data.get("runRounds", []), data.get("runSlowdown", {})
         ratio = slowdown.get(live_key, live / alone)
         how = f"the median of {len(rounds)} rounds' ratios; " if live_key in slowdown else ""
         line.ours = (

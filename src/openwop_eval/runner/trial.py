@@ -77,8 +77,7 @@ class Finished:
 @dataclass(frozen=True)
 class Played:
     """A trial the agent is done with, as data without its setup: what a Ray worker sends
-    back, and what a commit process rebuilds from its wire form (trial_wire.py), each
-    around that side's own setup (:meth:`rebuild`)."""
+    back, rebuilt around the driver's own setup (:meth:`rebuild`)."""
 
     calls: list[RecordedCall]
     ext: dict[str, Any]
