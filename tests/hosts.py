@@ -176,13 +176,16 @@ run_workers = {run_workers}
 [agents."acme.support-resolver"]
 agent = "{example / "agent.py"}:careful_support_agent"
 judge = "scripted:{example / "judge.json"}"
+version = "1.1.0"
 
 [agents."acme.flawed-resolver"]
 agent = "{example / "agent.py"}:support_agent"
 judge = "scripted:{example / "judge.json"}"
+version = "1.0.1"
 
 [agents."core.conformance.mock-agent"]
 agent = "scripted:{ROOT / "src/openwop_eval/conformance/fixtures/conformance-mock-agent.json"}"
+version = "2.0.0"
 
 [agents."test.gated"]
 agent = "gated_agent.py:agent"
@@ -191,6 +194,11 @@ concurrency = 1
 [deployment]
 required_eval = true
 gated_states = ["staged", "active"]
+
+[deployment.required_suites]
+"acme.support-resolver" = ["acme.support.evals.refunds"]
+"acme.flawed-resolver" = ["acme.support.evals.refunds"]
+"core.conformance.mock-agent" = ["core.conformance.evals.trajectory-gate"]
 
 [[api_keys]]
 name = "acme-ci"

@@ -16,6 +16,8 @@ from .core import OpenwopEvalError
 
 STATES = ("draft", "test", "staged", "active", "paused", "deprecated", "rolled-back")
 TRANSITIONS = ("promote", "pause", "deprecate", "rollback", "adjust-canary")
+FORWARD = ("draft", "test", "staged", "active")
+"""The states a promotion walks, in order."""
 
 RULES: dict[tuple[str, str], tuple[str, ...]] = {
     ("draft", "promote"): ("test", "staged", "active"),
@@ -102,8 +104,15 @@ def target_state(state: str, transition: str, requested: str | None = None) -> s
     return requested
 
 
-def current_state(records: list[Deployment], version: str) -> str:
-    return next((r.state for r in records if r.version == version), "draft")
+def lands_gated(state: str, gated_states: tuple[str, ...]) -> bool:
+    """Whether ``state`` is a gated state or past the first one (a promotion straight to
+    ``active`` does not skip a gate on ``test``)."""
+    gates = [FORWARD.index(g) for g in gated_states if g in FORWARD]
+    return state in FORWARD and bool(gates) and FORWARD.index(state) >= min(gates)
+
+
+def channel_of(record: Deployment) -> str:
+    return record.channels[0] if record.channels else "stable"
 
 
 def plan(records: list[Deployment], step: Transition, tenant: str, agent_id: str) -> Plan:
@@ -126,8 +135,20 @@ def plan(records: list[Deployment], step: Transition, tenant: str, agent_id: str
     return Plan([changed, restored], changed, event)
 
 
+def active_on(records: list[Deployment], channel: str, version: str) -> Deployment | None:
+    """The version active on ``channel`` that a promotion of ``version`` would replace."""
+    return next(
+        (
+            r
+            for r in records
+            if r.state == "active" and r.version != version and channel_of(r) == channel
+        ),
+        None,
+    )
+
+
 def _promote(records: list[Deployment], current: Deployment, target: str, step: Transition) -> Plan:
-    active = next((r for r in records if r.state == "active" and r.version != step.version), None)
+    active = active_on(records, step.channel, step.version)
     promoted = replace(
         current,
         state=target,

@@ -40,10 +40,12 @@ agent = "scripted:{files["x"]}"
 [agents."test.faults.y"]
 agent = "scripted:{files["y"]}"
 concurrency = 2
+version = "2.0.0"
 
 [deployment]
 required_eval = true
 gated_states = ["staged", "active"]
+required_suites = {{ "test.faults.y" = ["{SUITE_ID}"] }}
 
 [[api_keys]]
 name = "acme-ci"

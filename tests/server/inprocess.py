@@ -39,6 +39,8 @@ GATE_SUITE = "core.conformance.evals.trajectory-gate@1.0.0"
 REFUNDS_SUITE = "acme.support.evals.refunds@1.0.0"
 GATED = "test.gated"
 GATED_RUN = {"mode": "eval", "evalSuiteRef": "test.acme.evals.gated@1.0.0", "agentId": GATED}
+REQUIRED = {CAREFUL: (REFUNDS_SUITE,), MOCK: (GATE_SUITE,)}
+"""The suites whose runs are evidence for the standard agents' promotions."""
 ANSWER_S = 20.0
 """A request with no answer within this many seconds is a hang (every wait is bounded)."""
 Event = dict[str, Any]
@@ -61,19 +63,25 @@ def host_config(
     the host's limits (a long poll answers within 1 s whatever is given)."""
     example = EXAMPLE.resolve()
     standard = {
-        MOCK: AgentConfig(agent=f"scripted:{FIXTURES / 'conformance-mock-agent.json'}"),
+        MOCK: AgentConfig(
+            agent=f"scripted:{FIXTURES / 'conformance-mock-agent.json'}", version="1.0.0"
+        ),
         CAREFUL: AgentConfig(
             agent=f"{example / 'agent.py'}:careful_support_agent",
             judge=f"scripted:{example / 'judge.json'}",
+            version="1.0.0",
         ),
     }
     served = {**standard, **(agents or {})}
+    policy = deployment or DeploymentPolicy(gated_states=("staged", "active"))
+    if not policy.required_suites:  # the suites each standard agent's promotions count
+        policy = policy.model_copy(update={"required_suites": REQUIRED})
     return HostConfig(
         database=database,
         suites=(str(example / "suite.yaml"), *suites),
         conformance_fixtures=True,
         agents={agent_id: c for agent_id, c in served.items() if agent_id not in without},
-        deployment=deployment or DeploymentPolicy(gated_states=("staged", "active")),
+        deployment=policy,
         adversarial=adversarial or AdversarialPolicy(),
         api_keys=(
             ApiKey(name="acme-ci", tenant="acme", key="acme-key"),

@@ -13,18 +13,39 @@ import pytest
 
 from openwop_eval.server.config import AgentConfig
 from openwop_eval.server.state import HostState
+from tests.hosts import EXAMPLE
 from tests.server.inprocess import CAREFUL, FIXTURES, GATE_SUITE, MOCK, REFUNDS_SUITE, AppHost
 
 DEPLOYMENTS = f"/agents/{CAREFUL}/deployments"
 
 
-class Deploys:
-    """One agent's deployments on a fresh host, with a passing and a failing eval run."""
+def careful(version: str) -> dict[str, AgentConfig]:
+    """The careful agent, declared at ``version``."""
+    example = EXAMPLE.resolve()
+    return {
+        CAREFUL: AgentConfig(
+            agent=f"{example / 'agent.py'}:careful_support_agent",
+            judge=f"scripted:{example / 'judge.json'}",
+            version=version,
+        )
+    }
 
-    def __init__(self, app: AppHost) -> None:
-        self.app = app
-        self.passing = app.run_to_end(REFUNDS_SUITE, CAREFUL)
-        self.failing = app.run_to_end(GATE_SUITE, MOCK)
+
+class Deploys:
+    """One agent's deployments on a fresh host, with a passing and a failing eval run of
+    version 1.0.0; :meth:`evaluate` runs the host with another version and evaluates it."""
+
+    def __init__(self, make_app: Callable[..., AppHost]) -> None:
+        self.make_app = make_app
+        self.app = make_app()
+        self.passing = self.app.run_to_end(REFUNDS_SUITE, CAREFUL)
+        self.failing = self.app.run_to_end(GATE_SUITE, MOCK)
+
+    def evaluate(self, version: str) -> str:
+        """Restart the host running ``version`` of the careful agent; its passed run."""
+        self.app.close()
+        self.app = self.make_app(agents=careful(version))
+        return self.app.run_to_end(REFUNDS_SUITE, CAREFUL)
 
     def post(self, key: str = "acme-key", **body: Any) -> httpx.Response:
         return self.app.request("POST", DEPLOYMENTS, key=key, json=body)
@@ -49,8 +70,8 @@ class Deploys:
 
 
 @pytest.fixture
-def deploys(fresh_app: AppHost) -> Deploys:
-    return Deploys(fresh_app)
+def deploys(make_app: Callable[..., AppHost]) -> Deploys:
+    return Deploys(make_app)
 
 
 def test_a_version_goes_through_its_states_and_back(deploys: Deploys) -> None:
@@ -65,8 +86,9 @@ def test_a_version_goes_through_its_states_and_back(deploys: Deploys) -> None:
     live = deploys.ok(version="1.0.0", transition="promote", evalRunId=deploys.passing)
     assert live["state"] == "active"
 
+    second_run = deploys.evaluate("2.0.0")
     second = deploys.ok(
-        version="2.0.0", transition="promote", toState="active", evalRunId=deploys.passing
+        version="2.0.0", transition="promote", toState="active", evalRunId=second_run
     )
     assert second["rollbackPointer"] == "1.0.0"
     assert deploys.states() == [("1.0.0", "deprecated"), ("2.0.0", "active")]
@@ -189,7 +211,7 @@ def test_each_transition_needs_its_scope(deploys: Deploys) -> None:
 
 
 def test_a_transition_is_idempotent_under_its_key(deploys: Deploys) -> None:
-    body = {"version": "3.0.0", "transition": "promote", "toState": "active"}
+    body = {"version": "1.0.0", "transition": "promote", "toState": "active"}
     body["evalRunId"] = deploys.passing
     headers = {"Idempotency-Key": "promote-3"}
     first = deploys.app.request("POST", DEPLOYMENTS, json=body, headers=headers)

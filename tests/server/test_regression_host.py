@@ -45,7 +45,7 @@ def regress_suite(version: str = "1.0.0") -> dict[str, Any]:
     }
 
 
-def served(tmp: Path) -> dict[str, Any]:
+def served(tmp: Path, agent_version: str = "1.0.0") -> dict[str, Any]:
     (tmp / "switch.py").write_text(SWITCH_AGENT)
     paths = []
     for version in ("1.0.0", "2.0.0"):
@@ -54,7 +54,7 @@ def served(tmp: Path) -> dict[str, Any]:
         paths.append(str(path))
     return {
         "suites": tuple(paths),
-        "agents": {AGENT: AgentConfig(agent=f"{tmp / 'switch.py'}:agent")},
+        "agents": {AGENT: AgentConfig(agent=f"{tmp / 'switch.py'}:agent", version=agent_version)},
     }
 
 
@@ -156,27 +156,41 @@ def promote(app: AppHost, version: str, run_id: str | None) -> Any:
     return app.request("POST", f"/agents/{AGENT}/deployments", json=body)
 
 
+def policy(**rules: Any) -> dict[str, Any]:
+    return {"deployment": DeploymentPolicy(required_suites={AGENT: (SUITE,)}, **rules)}
+
+
 def no_regression(tolerance: float = 0.0) -> dict[str, Any]:
-    return {
-        "deployment": DeploymentPolicy(require_no_regression=True, regression_tolerance=tolerance)
-    }
+    return policy(require_no_regression=True, regression_tolerance=tolerance)
 
 
 @pytest.fixture
 def gate_app(
     make_app: Callable[..., AppHost], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Callable[..., AppHost]:
+    """A host running version ``agent_version`` of the agent (the one before it closed: a
+    new version of an agent is a host configured to run it)."""
     monkeypatch.setenv("OPENWOP_TEST_GATE_DIR", str(tmp_path))
-    return lambda **policy: make_app(**served(tmp_path), **policy)
+    running: list[AppHost] = []
+
+    def at(agent_version: str = "1.0.0", **rules: Any) -> AppHost:
+        if running:
+            running.pop().close()
+        app = make_app(**served(tmp_path, agent_version), **(rules or policy()))
+        running.append(app)
+        return app
+
+    return at
 
 
 def test_a_promotion_that_regresses_against_production_is_refused(
     gate_app: Callable[..., AppHost], tmp_path: Path
 ) -> None:
-    app = gate_app(**no_regression())
+    app = gate_app("1.0.0", **no_regression())
     production = finish(app)
     assert promote(app, "1.0.0", production).status_code == 200
     (tmp_path / "worse").touch()
+    app = gate_app("2.0.0", **no_regression())
     candidate = finish(app)
     assert summary(app, candidate)["passed"] is True  # it clears the suite's own bar ...
     refused = promote(app, "2.0.0", candidate)
@@ -195,28 +209,29 @@ def test_a_promotion_that_regresses_against_production_is_refused(
 def test_without_the_policy_the_same_promotion_goes_through(
     gate_app: Callable[..., AppHost], tmp_path: Path
 ) -> None:
-    app = gate_app()
+    app = gate_app("1.0.0")
     assert promote(app, "1.0.0", finish(app)).status_code == 200
     (tmp_path / "worse").touch()
+    app = gate_app("2.0.0")
     assert promote(app, "2.0.0", finish(app)).status_code == 200
 
 
 def test_no_regression_no_refusal_and_the_first_promotion_has_nothing_to_regress_against(
     gate_app: Callable[..., AppHost],
 ) -> None:
-    app = gate_app(**no_regression())
+    app = gate_app("1.0.0", **no_regression())
     assert promote(app, "1.0.0", finish(app)).status_code == 200  # nothing active yet
+    app = gate_app("1.1.0", **no_regression())
     assert promote(app, "1.1.0", finish(app)).status_code == 200  # same results: no regression
 
 
 def test_the_gate_fails_closed_when_production_has_no_eval_run_to_compare_with(
     gate_app: Callable[..., AppHost],
 ) -> None:
-    ungated = gate_app(deployment=DeploymentPolicy(required_eval=False))
+    ungated = gate_app("2.0.0", deployment=DeploymentPolicy(required_eval=False))
     assert promote(ungated, "1.0.0", None).status_code == 200
     candidate = finish(ungated)
-    ungated.close()
-    app = gate_app(**no_regression())
+    app = gate_app("2.0.0", **no_regression())
     refused = promote(app, "2.0.0", candidate)
     assert refused.status_code == 422
     assert refused.json()["details"] == {

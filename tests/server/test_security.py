@@ -153,7 +153,7 @@ def test_the_gate_is_fail_closed(fresh_app: AppHost) -> None:
         for extra in cases:
             refused = c.post(
                 "/agents/acme.support-resolver/deployments",
-                json={"version": "9.0.0", "transition": "promote", "toState": "active", **extra},
+                json={"version": "1.0.0", "transition": "promote", "toState": "active", **extra},
             )
             assert refused.status_code == 422, extra
             assert refused.json()["error"] == "eval_gate_unmet"
@@ -161,7 +161,7 @@ def test_the_gate_is_fail_closed(fresh_app: AppHost) -> None:
         ok = c.post(
             "/agents/acme.support-resolver/deployments",
             json={
-                "version": "9.0.0",
+                "version": "1.0.0",
                 "transition": "promote",
                 "toState": "active",
                 "evalRunId": passing,

@@ -113,6 +113,7 @@ def test_idempotency_claims(open_store: Callable[[], Store]) -> None:
 def test_deployments_save_with_history(open_store: Callable[[], Store]) -> None:
     host = HostStore(open_store())
     saved = host.save(
+        host.view("acme", "ag"),
         [Deployment("acme", "ag", "1.0.0", "active", ["stable"], "acme/r")],
         {"type": "deployment.promoted"},
     )

@@ -91,6 +91,9 @@ EXT_BASELINE_AGGREGATE: Final = "baselineAggregateScore"
 """On ``eval.started``: the baseline's ``aggregateScore``, so the log alone gives the delta."""
 EXT_DIFF_REF: Final = "diffRef"
 """On ``eval.started``: the run diff the summary's ``regression.diffRef`` names."""
+EXT_AGENT_VERSION: Final = "agentVersion"
+"""On ``eval.started``: the version of the agent the run evaluated, when one is declared
+(a host's agent configuration); the deploy gate promotes only that version on the run."""
 EXT_SHARD: Final = "shard"
 """On ``eval.started`` of a shard's run: ``{index, count, suiteDigest, fixturesDigest,
 agentId}`` (see :mod:`openwop_eval.log.shards`)."""

@@ -24,6 +24,7 @@ from ..log.names import EVAL_STARTED
 from ..log.terms import terms_of
 from ..store import RunRecord, Store
 from ..store.leases import Lease
+from ..store.sql import Within
 from ..suitefile import LoadedSuite, load_suite, parse_suite, suite_document
 from .ending import SOURCE_LOST, SUITE_LOST, RunFailure, end_run, settle_logged_end
 from .fixtures import FixtureSource, FixtureSourceError
@@ -76,6 +77,11 @@ class RunRequest:
     executor: TrialExecutor | None = None
     """Where the trials play (a :class:`~.ray_executor.RayExecutor`); None: in process.
     Not part of the run: a resume may choose afresh."""
+    agent_version: str | None = None
+    """The version of the agent evaluated (a host's agent configuration declares it):
+    stored with the run and echoed in ``eval.started``."""
+    on_create: Callable[[str], Within | None] | None = None
+    """For the new run's id, writes made in the transaction that creates it."""
 
 
 @dataclass(frozen=True)
@@ -145,6 +151,8 @@ class RunService:
             request.agent_spec,
             request.owner,
             dict(request.metadata or {}),
+            request.agent_version,
+            request.on_create,
         )
         return ActiveRun(run, execution)
 

@@ -24,7 +24,7 @@ from typing import IO, Any, Protocol
 
 from ..agents.base import Agent
 from ..core import GradingPlan, SuiteTally, plan_suite, summary_dict
-from ..core.names import EXT_SHARD
+from ..core.names import EXT_AGENT_VERSION, EXT_SHARD
 from ..core.plan import RunTerms
 from ..core.rubric import Judge
 from ..core.safety import SafetyPolicy
@@ -42,6 +42,7 @@ from ..log.shards import Shard, ShardMark, document_digest
 from ..log.terms import started_payload
 from ..store import EventRow, RunRecord, Store
 from ..store.leases import Lease, LeaseLostError
+from ..store.sql import Within, chain
 from ..suitefile import LoadedSuite
 from .baseline import diff_ref
 from .commit_process import CommitProcessError, committer_for
@@ -136,9 +137,13 @@ def prepare_run(
     agent_spec: str,
     owner: dict[str, Any] | None = None,
     extra: dict[str, Any] | None = None,
+    agent_version: str | None = None,
+    on_create: Callable[[str], Within | None] | None = None,
 ) -> RunRecord:
     """Create the run in the store with ``run.started`` and ``eval.started``, atomically:
-    a run that exists has its opening events, whenever the process dies."""
+    a run that exists has its opening events, whenever the process dies. ``on_create``
+    gives, for the new run's id, writes to make in the same transaction (a host settles
+    the request's idempotency key there)."""
     suite = execution.loaded.suite
     tenant = execution.options.tenant
     run_id = f"{tenant}/{new_id()}"
@@ -159,6 +164,8 @@ def prepare_run(
             execution.agent.agent_id,
         )
         eval_started[EXT] = {**eval_started.get(EXT, {}), EXT_SHARD: mark.as_json()}
+    if agent_version is not None:
+        eval_started[EXT] = {**eval_started.get(EXT, {}), EXT_AGENT_VERSION: agent_version}
     stored = {**execution.options.as_dict(), **(extra or {})}
     detectors = execution.detectors
     if detectors is not None:
@@ -179,9 +186,13 @@ def prepare_run(
             suite_doc=suite_doc,
             options=stored,
             fixture_source=execution.fixtures.to_json(),
+            agent_version=agent_version,
         ),
         opening,
-        execution.lease.claim_in(run_id) if execution.lease is not None else None,
+        chain(
+            execution.lease.claim_in(run_id) if execution.lease is not None else None,
+            on_create(run_id) if on_create is not None else None,
+        ),
     )
     if execution.jsonl is not None:
         execution.jsonl.write("".join(row.text + "\n" for row in opening))

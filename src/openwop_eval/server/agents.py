@@ -9,23 +9,25 @@ from urllib.parse import unquote
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from ..deployments import Deployment, Transition
+from ..deployments import Deployment, Transition, active_on
 from ..store import RunRecord
+from ..store.host import DeploymentConflictError
 from .auth import Principal, require
 from .catalog import HostAgent
 from .deploy import (
-    active_version,
     gate_error,
-    gate_refusal,
     gated,
     parse_transition,
     plan_transition,
     regression_refusal,
     transition_of,
 )
-from .errors import not_found
+from .errors import ApiError, not_found
 from .inputs import is_agent_id
-from .state import HostState, host, idempotent, json_body, principal, respond
+from .state import HostState, Settle, host, idempotent, json_body, principal, respond
+
+SEAL_WAIT_S = 10
+"""How long a promotion waits for an eval run this host is finishing to be sealed."""
 
 SCOPES = {
     "promote": "deploy:promote",
@@ -87,7 +89,7 @@ def _no_regression(
     """``require_no_regression`` (in the transition's worker thread: a bootstrap is CPU
     work)."""
     policy = state.config.deployment
-    active = active_version(records, step.version)
+    active = active_on(records, step.channel, step.version)
     if not policy.require_no_regression or active is None or run is None:
         return  # nothing in production to regress against
     baseline = state.store.get_run(active.eval_run_id) if active.eval_run_id else None
@@ -104,35 +106,41 @@ async def transition(request: Request) -> JSONResponse:
     body = parse_transition(await json_body(request))
     require(who, SCOPES[body["transition"]])  # fail closed before anything is read or written
     state = host(request)
+    run_id = body.get("evalRunId")
+    finishing = state.manager.tasks.get(run_id) if isinstance(run_id, str) else None
+    if finishing is not None:  # a run this host is finishing: its seal is on the way
+        await asyncio.wait([finishing], timeout=SEAL_WAIT_S)
 
-    async def handler() -> tuple[int, Any]:
-        return 200, await asyncio.to_thread(_transition, state, who, agent, body)
+    async def handler(settle: Settle) -> tuple[int, Any]:
+        return 200, await asyncio.to_thread(_transition, state, who, agent, body, settle)
 
     return await idempotent(request, who, f"deploy:{agent.agent_id}", body, handler)
 
 
 def _transition(
-    state: HostState, who: Principal, agent: HostAgent, body: dict[str, Any]
+    state: HostState, who: Principal, agent: HostAgent, body: dict[str, Any], settle: Settle
 ) -> dict[str, Any]:
     """Check the gate and record the transition; in a worker thread (it reads and writes
-    the store, and may bootstrap a comparison)."""
-    records = state.host_store.deployments(who.tenant, agent.agent_id)
+    the store, and may bootstrap a comparison). Planned on one view of the agent's
+    deployments and written only if they are still at it: a lost race is a 409."""
+    view = state.host_store.view(who.tenant, agent.agent_id)
     step = transition_of(body, state.config.deployment)
-    planned = plan_transition(records, step, who.tenant, agent.agent_id)
+    planned = plan_transition(view.records, step, who.tenant, agent.agent_id)
     if gated(step, planned, state.config.deployment):
-        run = state.store.get_run(step.eval_run_id) if step.eval_run_id else None
-        reason = (
-            "no evalRunId was given"
-            if step.eval_run_id is None
-            else gate_refusal(run, who.tenant, agent.agent_id, state.config.deployment)
-        )
+        reason = state.gate.refusal(step.eval_run_id, who.tenant, agent.agent_id, step.version)
         if reason is not None:
             raise gate_error(step.eval_run_id, reason)
-        _no_regression(state, records, step, run)
-    state.host_store.save(planned.changes, planned.event)
-    saved = next(
-        r
-        for r in state.host_store.deployments(who.tenant, agent.agent_id)
-        if r.version == planned.target.version
-    )
-    return saved.wire()
+        run = state.store.get_run(step.eval_run_id) if step.eval_run_id else None
+        _no_regression(state, view.records, step, run)
+    answer = planned.target.wire()
+    try:
+        state.host_store.save(view, planned.changes, planned.event, settle(200, answer))
+    except DeploymentConflictError:
+        raise ApiError(
+            409,
+            "deployment_conflict",
+            f"another change to the deployments of {agent.agent_id} landed first;"
+            " read them again and retry",
+            {"agentId": agent.agent_id},
+        ) from None
+    return answer

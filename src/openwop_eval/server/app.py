@@ -37,7 +37,9 @@ from .errors import (
     handle_http_error,
     handle_unexpected,
 )
+from .evidence import Sealer, evidence_key
 from .feed import Feed, FeedingStore
+from .gate import Gate
 from .hub import Hub
 from .manager import RunManager
 from .replicas import Replica, SqliteLock, replica_id
@@ -196,7 +198,13 @@ def create_app(
     feeding = FeedingStore(store, feed.committed)  # a run here feeds the streams
     manager = RunManager(feeding, catalog, hub, lease, workers)
     replica = Replica(manager, lease, config.replicas, only=sqlite)
-    state = HostState(config, store, HostStore(store), catalog, hub, manager, KeyRing(config), feed)
+    host_store = HostStore(store)
+    if lock is not None:  # the only host: no request that claimed a key is still answered
+        host_store.release_unsettled()
+    key = evidence_key(config, host_store)
+    manager.sealer = Sealer(store, config, key)
+    gate = Gate(store, catalog, config, key)
+    state = HostState(config, store, host_store, catalog, hub, manager, KeyRing(config), feed, gate)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass
 from importlib import resources
@@ -16,7 +17,9 @@ from ..runner.tools import LiveTool, load_live_tools
 from ..store import RunRecord
 from ..suitefile import LoadedSuite, load_suite, suite_document
 from .config import AgentConfig, ConfigError, HostConfig
+from .deploy import unfailable
 
+log = logging.getLogger("openwop_eval.server")
 FIXTURE_IDS = ("conformance-eval-trajectory-gate", "conformance-eval-trajectory-gate-mean")
 SUITE_SUFFIXES = (".json", ".yaml", ".yml")
 
@@ -39,6 +42,8 @@ class HostAgent:
     agent: Agent
     live: dict[str, LiveTool] | None
     judge: Any
+    version: str | None = None
+    """The version the configuration declares for the code it runs (None: undeclared)."""
 
     def options(self, tenant: str) -> RunOptions:
         """How the host runs this agent for ``tenant``."""
@@ -75,8 +80,46 @@ class Catalog:
                 self.agents[agent_id] = self._agent(agent_id, agent_config)
             except (ValueError, OSError, ImportError) as exc:
                 problems.append(f"agents.{agent_id}: {exc}")
+        problems += self._required_suites()
         if problems:
             raise ConfigError("the host configuration does not load:\n" + "\n".join(problems))
+        for warning in self._gate_warnings():
+            log.warning("%s", warning)
+
+    def _required_suites(self) -> list[str]:
+        """``[deployment] required_suites`` names configured agents and served suites."""
+        problems = []
+        for agent_id, refs in self.config.deployment.required_suites.items():
+            if agent_id not in self.config.agents:
+                problems.append(f"deployment.required_suites: agent {agent_id} is not configured")
+            for ref in refs:
+                if self.suite(ref) is None:
+                    problems.append(
+                        f"deployment.required_suites.{agent_id}: suite {ref} is not served"
+                    )
+        return problems
+
+    def _gate_warnings(self) -> list[str]:
+        """What keeps the deploy gate shut for good, said once at start."""
+        policy = self.config.deployment
+        if not policy.required_eval:
+            return []
+        warnings = []
+        for suite in self.suites.values():
+            why = unfailable(suite.loaded.suite)
+            if why is not None:
+                warnings.append(f"suite {suite.ref} cannot fail ({why}): no run of it is evidence")
+        for agent_id, agent in self.agents.items():
+            if not policy.suites_for(agent_id):
+                warnings.append(
+                    f"agent {agent_id} has no [deployment] required_suites: it cannot be"
+                    " promoted into a gated state"
+                )
+            elif agent.version is None:
+                warnings.append(
+                    f"agent {agent_id} declares no version: its runs promote no version"
+                )
+        return warnings
 
     def _suite_files(self) -> list[Path]:
         files: list[Path] = []
@@ -98,7 +141,7 @@ class Catalog:
         openai = self._openai(config, live) if spec.startswith("openai:") else None
         agent = resolve_agent(spec, agent_id=agent_id, threads=config.concurrency, openai=openai)
         judge = resolve_judge(absolute_spec(config.judge, base)) if config.judge else None
-        return HostAgent(agent_id, config, agent, live, judge)
+        return HostAgent(agent_id, config, agent, live, judge, config.declared_version)
 
     def _openai(self, config: AgentConfig, live: dict[str, LiveTool] | None) -> OpenAIAgentOptions:
         """An ``openai:MODEL`` agent's endpoint and catalog; its key is read from the named

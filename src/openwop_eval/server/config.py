@@ -67,7 +67,7 @@ from pydantic import (
 
 from ..core import OpenwopEvalError
 from ..core.safety import DEFAULT_SEVERITIES, SafetyPolicy
-from .inputs import MAX_AGENT_ID_CHARS, is_agent_id
+from .inputs import MAX_AGENT_ID_CHARS, MAX_VERSION_CHARS, is_agent_id, is_text
 from .signing_config import SigningConfig, read_keys
 
 ALL_SCOPES = (
@@ -107,6 +107,37 @@ class AgentConfig(_Strict):
     """``openai:MODEL`` only: the environment variable that holds the API key."""
     tool_catalog: str | None = None
     """``openai:MODEL`` only: the tool catalog file."""
+    version: str | None = None
+    """The version of the agent this entry runs: stored with every eval run of it, and the
+    only version such a run can promote."""
+    version_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    """Instead of ``version``: the environment variable that holds it (set at deploy)."""
+
+    @field_validator("version")
+    @classmethod
+    def _version_text(cls, value: str | None) -> str | None:
+        if value is not None and not is_text(value, MAX_VERSION_CHARS):
+            raise ValueError(f"version must be 1 to {MAX_VERSION_CHARS} printable characters")
+        return value
+
+    @model_validator(mode="after")
+    def _one_version(self) -> AgentConfig:
+        if self.version is not None and self.version_env is not None:
+            raise ValueError("give at most one of version and version_env")
+        return self
+
+    @property
+    def declared_version(self) -> str | None:
+        """The version this entry declares (``version_env`` read now); None: none."""
+        if self.version_env is None:
+            return self.version
+        value = os.environ.get(self.version_env, "").strip()
+        if not is_text(value, MAX_VERSION_CHARS):
+            raise ValueError(
+                f"version_env: ${self.version_env} must hold 1 to {MAX_VERSION_CHARS}"
+                " printable characters"
+            )
+        return value
 
     @model_validator(mode="after")
     def _openai_only(self) -> AgentConfig:
@@ -125,6 +156,16 @@ class DeploymentPolicy(_Strict):
     """A gated promotion must not regress against the active version's eval run."""
     regression_tolerance: float = Field(0.0, ge=0, le=1)
     """How far the mean gated score may drop before that is a regression."""
+    required_suites: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    """Per agent id, the suites (``suiteId`` or ``suiteId@version``) whose runs are evidence
+    for its promotions; each needs a passed run of the version promoted. An agent with
+    none listed cannot be promoted into a gated state."""
+    evidence_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    """The variable holding the key the host seals its completed runs with (default: a
+    key the host keeps in its store)."""
+
+    def suites_for(self, agent_id: str) -> tuple[str, ...]:
+        return self.required_suites.get(agent_id, ())
 
 
 class AdversarialPolicy(_Strict):

@@ -1,12 +1,13 @@
 """Agent deployment requests and the eval gate (RFC 0246 reads `passed`); the state machine
 itself is data, in :mod:`openwop_eval.deployments`.
 
-The gate is fail-closed: a promotion into a gated state needs an eval run of this agent in
-the caller's tenant that completed and whose summary says ``passed: true`` — and, with
-``required_pass_score``, whose gated aggregate also meets that bar; with
-``require_no_regression``, it must not have regressed against the eval run of the version
-now active (``compare``'s rule, on gated scores). Anything else is ``422 eval_gate_unmet``
-and nothing changes.
+The gate is fail-closed: a promotion into a gated state (or past one) needs an eval run of
+this agent in the caller's tenant that completed and whose summary says ``passed: true`` —
+and, with ``required_pass_score``, whose gated aggregate also meets that bar; what makes a
+run evidence at all (the host ran it, this version, a required suite that can fail) is
+gate.py; with ``require_no_regression``, it must not have regressed against the eval run of
+the version now active (``compare``'s rule, on gated scores). Anything else is
+``422 eval_gate_unmet`` and nothing changes.
 """
 
 from __future__ import annotations
@@ -14,8 +15,18 @@ from __future__ import annotations
 from typing import Any
 
 from ..compare import CompareInputError, compare, read_side, regression_reasons
+from ..core import Suite
 from ..core.stats import decimal
-from ..deployments import STATES, TRANSITIONS, Deployment, Plan, Transition, TransitionError, plan
+from ..deployments import (
+    STATES,
+    TRANSITIONS,
+    Deployment,
+    Plan,
+    Transition,
+    TransitionError,
+    lands_gated,
+    plan,
+)
 from ..store import RunRecord
 from .config import DeploymentPolicy
 from .errors import ApiError, validation
@@ -81,12 +92,23 @@ def plan_transition(
 
 
 def gated(step: Transition, planned: Plan, policy: DeploymentPolicy) -> bool:
-    """Whether this transition must clear the eval gate before it is recorded."""
+    """Whether this transition must clear the eval gate before it is recorded: a promotion
+    that lands in a gated state or past the first one. (A rollback restores the version
+    that was active before, which cleared the gate when it was promoted.)"""
     return (
         policy.required_eval
         and step.transition == "promote"
-        and planned.target.state in policy.gated_states
+        and lands_gated(planned.target.state, policy.gated_states)
     )
+
+
+def unfailable(suite: Suite) -> str | None:
+    """Why no run of ``suite`` can fail (so none is evidence), or None."""
+    if suite.pass_score <= 0:
+        return "its passScore is 0, so every task passes whatever its trials did"
+    if not suite.tasks:
+        return "it has no task"
+    return None
 
 
 def gate_refusal(
@@ -133,11 +155,6 @@ def regression_refusal(
         return None
     details["regressions"] = regressions
     return "the eval run regressed against the active version's eval run", details
-
-
-def active_version(records: list[Deployment], version: str) -> Deployment | None:
-    """The version in production that a promotion of ``version`` would replace."""
-    return next((r for r in records if r.state == "active" and r.version != version), None)
 
 
 def gate_error(run_id: str | None, reason: str, extra: dict[str, Any] | None = None) -> ApiError:

@@ -36,6 +36,7 @@ from ..runner.ending import AGENT_GONE
 from ..runner.ray_executor import RayExecutor
 from ..store import RunRecord, Store
 from ..store.leases import HOST_AGENT, Lease
+from ..store.sql import Within
 from .catalog import Catalog, CatalogSuite, HostAgent
 from .hub import Hub
 from .workers import RunWorkers, WorkerRun
@@ -69,6 +70,8 @@ class RunManager:
         """Asks the replica that runs a run to cancel it (replicas.py), when not here."""
         self.tasks: dict[str, asyncio.Task[Any]] = {}
         self.active: dict[str, Playing] = {}
+        self.sealer: Callable[[RunRecord], None] | None = None
+        """Seals each run that completes here as the host's evidence (server/evidence.py)."""
         config = catalog.config
         self.executor: RayExecutor | None = (
             RayExecutor(config.ray_address) if config.executor == "ray" else None
@@ -85,10 +88,11 @@ class RunManager:
         extra: Mapping[str, Any],
         recording: Recording | None = None,
         terms: RunTerms | None = None,
+        on_create: Callable[[str], Within | None] | None = None,
     ) -> ActiveRun:
         """Create the run under ``terms`` (modes, baseline, safety bar), ready to
         :meth:`launch`; raises :class:`RunError` when it cannot run. It writes the store:
-        the host calls it in a worker thread."""
+        the host calls it in a worker thread. ``on_create``: see :class:`RunRequest`."""
         request = RunRequest(
             suite.loaded,
             agent.agent,
@@ -102,6 +106,8 @@ class RunManager:
             terms=terms or RunTerms(),
             safety=self.catalog.config.adversarial.policy(),
             executor=self.executor,
+            agent_version=agent.version,
+            on_create=on_create,
         )
         return self.service.start(request)
 
@@ -121,9 +127,20 @@ class RunManager:
         try:
             await playing.ended
         finally:
+            await self._seal(playing.run)
             self.tasks.pop(playing.run_id, None)
             self.active.pop(playing.run_id, None)
             self.hub.notify(playing.run_id)
+
+    async def _seal(self, run: RunRecord) -> None:
+        """Seal the run if it completed (before it leaves ``tasks``: the deploy gate waits
+        for a run this host is finishing)."""
+        if self.sealer is None:
+            return
+        try:
+            await asyncio.shield(asyncio.to_thread(self.sealer, run))
+        except Exception:  # the store is away: the run is not evidence (fail closed)
+            log.exception("eval run %s could not be sealed as evidence", run.run_id)
 
     def _orphaned(self, run_ids: list[str]) -> None:
         task = asyncio.ensure_future(self.recover(set(run_ids)))
@@ -142,6 +159,7 @@ class RunManager:
         except Exception:
             log.exception("eval run %s failed", active.run_id)
         finally:
+            await self._seal(active.run)
             self.tasks.pop(active.run_id, None)
             self.active.pop(active.run_id, None)
             self.hub.notify(active.run_id)

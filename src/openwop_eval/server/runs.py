@@ -31,7 +31,7 @@ from .inputs import (
     is_text,
     run_status,
 )
-from .state import HostState, host, idempotent, json_body, principal, respond
+from .state import HostState, Settle, host, idempotent, json_body, principal, respond
 
 CREATE_KEYS = {
     "mode",
@@ -119,17 +119,19 @@ async def create_run(request: Request) -> JSONResponse:
     body = await json_body(request)
     state = host(request)
 
-    async def handler() -> tuple[int, Any]:
+    async def handler(settle: Settle) -> tuple[int, Any]:
         # Checking the baseline and fixture runs and creating the run read and write the
         # store: a worker thread does it all; the run's task starts on the loop.
-        active, answer = await asyncio.to_thread(_create, state, who, body)
+        active, answer = await asyncio.to_thread(_create, state, who, body, settle)
         state.manager.launch(active)
         return 201, answer
 
     return await idempotent(request, who, "runs.create", body, handler)
 
 
-def _create(state: HostState, who: Principal, body: Any) -> tuple[ActiveRun, dict[str, Any]]:
+def _create(
+    state: HostState, who: Principal, body: Any, settle: Settle
+) -> tuple[ActiveRun, dict[str, Any]]:
     if not isinstance(body, dict):
         raise validation("the body must be a JSON object")
     problems = [f"unknown key {k!r}" for k in body if k not in CREATE_KEYS]
@@ -172,12 +174,26 @@ def _create(state: HostState, who: Principal, body: Any) -> tuple[ActiveRun, dic
     }
     manager = state.manager
     try:
-        active = manager.prepare(who.tenant, who.owner(), suite, agent, extra, recording, terms)
+        active = manager.prepare(
+            who.tenant,
+            who.owner(),
+            suite,
+            agent,
+            extra,
+            recording,
+            terms,
+            lambda run_id: settle(201, _created(run_id)),  # kept with the run, or neither
+        )
     except RunError as exc:  # what the runner needs beyond the checks above
         raise validation(f"the run cannot start: {exc}") from None
-    path = f"/runs/{project(active.run_id)}"
-    return active, {
-        "runId": active.run_id,
+    return active, _created(active.run_id)
+
+
+def _created(run_id: str) -> dict[str, Any]:
+    """The answer to the ``POST /runs`` that created ``run_id``."""
+    path = f"/runs/{project(run_id)}"
+    return {
+        "runId": run_id,
         "status": "running",
         "eventsUrl": f"{path}/events",
         "statusUrl": path,

@@ -13,12 +13,14 @@ from starlette.responses import JSONResponse
 
 from ..core import canonical_json
 from ..store import Store
-from ..store.host import HostStore
+from ..store.host import HostStore, settle_in
+from ..store.sql import Within
 from .auth import KeyRing, Principal
 from .catalog import Catalog
 from .config import HostConfig
 from .errors import PROTOCOL_VERSION, ApiError
 from .feed import Feed
+from .gate import Gate
 from .hub import Hub
 from .inputs import idempotency_key, operation, parse_json
 from .manager import RunManager
@@ -38,6 +40,7 @@ class HostState:
     manager: RunManager
     keys: KeyRing
     feed: Feed
+    gate: Gate
     summaries: SummaryCache = field(default_factory=SummaryCache)
 
 
@@ -73,7 +76,15 @@ def respond(status: int, body: Any, headers: dict[str, str] | None = None) -> JS
     )
 
 
-Handler = Callable[[], Awaitable[tuple[int, Any]]]
+Settle = Callable[[int, Any], Within | None]
+"""Given the answer a handler is about to give, the write that settles its idempotency key
+inside the handler's own transaction (None without a key): a crash then leaves either the
+effect with its answer kept for replays, or neither."""
+Handler = Callable[[Settle], Awaitable[tuple[int, Any]]]
+
+
+def _no_key(_status: int, _body: Any) -> None:
+    return None
 
 
 async def idempotent(
@@ -84,7 +95,9 @@ async def idempotent(
     ``body`` went through :func:`parse_json`, so its canonical JSON always exists. The
     claim, the handler and the settling run to their end even if the request is cancelled
     meanwhile (they wait for worker threads): no run is created and left unstarted, no key
-    left claimed and unsettled."""
+    left claimed and unsettled. The handler settles the key in the transaction of its
+    effect (``Settle``); the claim of a request that died with its process expires
+    (store/host.py), and the only host of a store releases them all at start."""
     task = asyncio.ensure_future(_idempotent(request, who, name, body, handler))
     task.add_done_callback(lambda done: done.cancelled() or done.exception())  # retrieved
     return await asyncio.shield(task)
@@ -95,7 +108,7 @@ async def _idempotent(
 ) -> JSONResponse:
     key = idempotency_key(request)
     if key is None:
-        status, payload = await handler()
+        status, payload = await handler(_no_key)
         return respond(status, payload)
     op = operation(name)
     store = host(request).host_store
@@ -115,8 +128,12 @@ async def _idempotent(
             "idempotency_in_flight",
             "a request with this Idempotency-Key is still being processed",
         )
+
+    def settle(status: int, body: Any) -> Within:
+        return lambda tx: settle_in(tx, who.tenant, op, key, status, body)
+
     try:
-        status, payload = await handler()
+        status, payload = await handler(settle)
     except BaseException:
         await asyncio.to_thread(store.release, who.tenant, op, key)  # a retry may pass
         raise

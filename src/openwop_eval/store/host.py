@@ -1,17 +1,54 @@
-"""Host-only tables: agent deployments (with their history) and the idempotency cache."""
+"""Host-only tables: agent deployments (with their history and revision), the idempotency
+cache, and the host's secrets.
+
+An agent's deployments change as one serialized state machine: a change is planned on a
+:class:`DeploymentView` (its records and revision, read together) and written by
+compare-and-set on that revision, so of concurrent changes one lands and the others are
+refused with :class:`DeploymentConflictError` — whatever the database, never two active versions
+on a channel (a unique index says so too) and never a history entry for a change that did
+not land.
+"""
 
 from __future__ import annotations
 
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 import sqlalchemy as sa
+from sqlalchemy.engine import Connection
 
 from ..clock import utc_stamp
-from ..deployments import Deployment
-from .schema import deployment_history, deployments, idempotency
-from .sql import Store, StoreError
+from ..deployments import Deployment, channel_of
+from .records import HOST_AGENT, RunRecord
+from .schema import (
+    deployment_heads,
+    deployment_history,
+    deployments,
+    host_secrets,
+    idempotency,
+    runs,
+)
+from .sql import Store, StoreError, Within
 
 Claim = Literal["new", "replay", "mismatch", "in-flight"]
+
+CLAIM_TTL_S = 300
+"""An unsettled idempotency claim older than this is a request that died with its process
+(no request the host answers takes so long): the key may be claimed again."""
+
+
+class DeploymentConflictError(StoreError):
+    """Another change to the agent's deployments landed after this one was planned."""
+
+
+@dataclass(frozen=True)
+class DeploymentView:
+    """An agent's deployment records and the revision they are at, read in one transaction."""
+
+    records: list[Deployment]
+    revision: int
 
 
 class HostStore:
@@ -21,36 +58,62 @@ class HostStore:
     # --- deployments --------------------------------------------------------------------
 
     def deployments(self, tenant: str, agent_id: str) -> list[Deployment]:
-        query = (
-            sa.select(deployments)
-            .where((deployments.c.tenant == tenant) & (deployments.c.agent_id == agent_id))
-            .order_by(deployments.c.updated_at, deployments.c.version)
-        )
-        with self.store.transaction() as tx:
-            return [Deployment(**row) for row in tx.execute(query).mappings()]
+        return self.view(tenant, agent_id).records
 
-    def save(self, changed: list[Deployment], event: dict[str, Any]) -> list[Deployment]:
-        """Write the changed records and one history event, all or nothing."""
+    def view(self, tenant: str, agent_id: str) -> DeploymentView:
+        mine = (deployments.c.tenant == tenant) & (deployments.c.agent_id == agent_id)
+        columns = [c for c in deployments.c if c.name != "active_channel"]
+        query = sa.select(*columns).where(mine)
+        head = (deployment_heads.c.tenant == tenant) & (deployment_heads.c.agent_id == agent_id)
+        with self.store.transaction() as tx:
+            revision = tx.execute(sa.select(deployment_heads.c.revision).where(head)).scalar()
+            rows = tx.execute(
+                query.order_by(deployments.c.updated_at, deployments.c.version)
+            ).mappings()
+            records = [Deployment(**row) for row in rows]
+        return DeploymentView(records, int(revision or 0))
+
+    def save(
+        self,
+        view: DeploymentView,
+        changed: list[Deployment],
+        event: dict[str, Any],
+        within: Within | None = None,
+    ) -> list[Deployment]:
+        """Write the changed records and one history event, all or nothing, if the agent's
+        deployments are still at ``view.revision``; else :class:`DeploymentConflictError`.
+        ``within`` runs in the same transaction (settling the request's idempotency key)."""
+        if not changed:
+            return []
         stamp = utc_stamp()
         saved = [Deployment(**{**d.__dict__, "updated_at": stamp}) for d in changed]
-        with self.store.transaction() as tx:
-            for d in saved:
-                key = (
-                    (deployments.c.tenant == d.tenant)
-                    & (deployments.c.agent_id == d.agent_id)
-                    & (deployments.c.version == d.version)
-                )
-                tx.execute(deployments.delete().where(key))
-                tx.execute(deployments.insert().values(**d.__dict__))
-            if saved:
+        tenant, agent_id = saved[0].tenant, saved[0].agent_id
+        try:
+            with self.store.transaction() as tx:
+                _advance(tx, tenant, agent_id, view.revision)  # first: the lock is taken here
+                for d in saved:  # every old row first: the unique active channel holds
+                    key = (
+                        (deployments.c.tenant == d.tenant)
+                        & (deployments.c.agent_id == d.agent_id)
+                        & (deployments.c.version == d.version)
+                    )
+                    tx.execute(deployments.delete().where(key))
+                for d in saved:
+                    active = channel_of(d) if d.state == "active" else None
+                    tx.execute(deployments.insert().values(**d.__dict__, active_channel=active))
                 tx.execute(
                     deployment_history.insert().values(
-                        tenant=saved[0].tenant,
-                        agent_id=saved[0].agent_id,
-                        event=event,
-                        created_at=stamp,
+                        tenant=tenant, agent_id=agent_id, event=event, created_at=stamp
                     )
                 )
+                if within is not None:
+                    within(tx)
+        except DeploymentConflictError:
+            raise
+        except StoreError as exc:
+            if isinstance(exc.__cause__, sa.exc.IntegrityError):  # a racing first change
+                raise DeploymentConflictError(str(exc)) from exc
+            raise
         return saved
 
     def history(self, tenant: str, agent_id: str) -> list[dict[str, Any]]:
@@ -65,12 +128,49 @@ class HostStore:
         with self.store.transaction() as tx:
             return [row[0] for row in tx.execute(query)]
 
+    # --- the gate's evidence -------------------------------------------------------------
+
+    def newest_completed(
+        self, tenant: str, suite: tuple[str, str], agent_id: str, agent_version: str
+    ) -> RunRecord | None:
+        """The newest completed eval run a host ran of one suite, agent and agent version
+        in a tenant, read whole (a newer run supersedes an older one as evidence)."""
+        query = (
+            sa.select(runs)
+            .where(
+                (runs.c.tenant == tenant)
+                & (runs.c.mode == "eval")
+                & (runs.c.status == "completed")
+                & (runs.c.suite_id == suite[0])
+                & (runs.c.suite_version == suite[1])
+                & (runs.c.agent_id == agent_id)
+                & runs.c.agent_spec.startswith(HOST_AGENT)
+                & (runs.c.agent_version == agent_version)
+            )
+            .order_by(runs.c.created_at.desc(), runs.c.run_id.desc())
+            .limit(1)
+        )
+        with self.store.transaction() as tx:
+            row = tx.execute(query).mappings().first()
+        return None if row is None else RunRecord(**row)
+
+    def set_evidence(self, run_id: str, evidence: str) -> None:
+        """Seal a completed run as a host's evidence (once: a seal is never replaced)."""
+        with self.store.transaction() as tx:
+            tx.execute(
+                runs.update()
+                .where((runs.c.run_id == run_id) & runs.c.evidence.is_(None))
+                .values(evidence=evidence)
+            )
+
     # --- idempotency --------------------------------------------------------------------
 
     def claim(
         self, tenant: str, operation: str, key: str, request_hash: str
     ) -> tuple[Claim, int | None, Any]:
-        """Claim an idempotency key: new, a replay of a finished request, or a conflict."""
+        """Claim an idempotency key: new, a replay of a finished request, or a conflict.
+        A claim left unsettled for :data:`CLAIM_TTL_S` (its request died with its process)
+        is taken over as new."""
         try:
             with self.store.transaction() as tx:
                 tx.execute(
@@ -86,13 +186,18 @@ class HostStore:
         except StoreError as exc:
             if not isinstance(exc.__cause__, sa.exc.IntegrityError):
                 raise  # the key exists only on an integrity error: read what it holds
-        where = (
-            (idempotency.c.tenant == tenant)
-            & (idempotency.c.operation == operation)
-            & (idempotency.c.key == key)
-        )
+        where = _key(tenant, operation, key)
         with self.store.transaction() as tx:
             row = tx.execute(sa.select(idempotency).where(where)).mappings().first()
+            if row is not None and row["status_code"] is None and _stale(row["created_at"]):
+                taken = tx.execute(
+                    idempotency.update()
+                    .where(where & idempotency.c.status_code.is_(None))
+                    .where(idempotency.c.created_at == row["created_at"])
+                    .values(request_hash=request_hash, created_at=utc_stamp())
+                ).rowcount
+                if taken == 1:
+                    return "new", None, None
         if row is None:
             return self.claim(tenant, operation, key, request_hash)
         if row["request_hash"] != request_hash:
@@ -102,20 +207,86 @@ class HostStore:
         return "replay", int(row["status_code"]), row["response"]
 
     def settle(self, tenant: str, operation: str, key: str, status: int, body: Any) -> None:
-        where = (
-            (idempotency.c.tenant == tenant)
-            & (idempotency.c.operation == operation)
-            & (idempotency.c.key == key)
-        )
         with self.store.transaction() as tx:
-            tx.execute(idempotency.update().where(where).values(status_code=status, response=body))
+            settle_in(tx, tenant, operation, key, status, body)
 
     def release(self, tenant: str, operation: str, key: str) -> None:
         """Forget a claim whose request failed before it had an answer worth replaying."""
-        where = (
-            (idempotency.c.tenant == tenant)
-            & (idempotency.c.operation == operation)
-            & (idempotency.c.key == key)
-        )
         with self.store.transaction() as tx:
-            tx.execute(idempotency.delete().where(where))
+            tx.execute(
+                idempotency.delete().where(
+                    _key(tenant, operation, key) & idempotency.c.status_code.is_(None)
+                )
+            )
+
+    def release_unsettled(self) -> int:
+        """Forget every unsettled claim: at the start of the only host of a store, no
+        request that made one is still being answered (a crash left them)."""
+        with self.store.transaction() as tx:
+            return int(
+                tx.execute(idempotency.delete().where(idempotency.c.status_code.is_(None))).rowcount
+            )
+
+    # --- secrets ------------------------------------------------------------------------
+
+    def secret(self, name: str) -> str:
+        """The host secret ``name``, made (32 random bytes, hex) the first time it is asked
+        for; every replica on the store reads the same."""
+        query = sa.select(host_secrets.c.value).where(host_secrets.c.name == name)
+        with self.store.transaction() as tx:
+            value = tx.execute(query).scalar()
+        if value is not None:
+            return str(value)
+        try:
+            with self.store.transaction() as tx:
+                tx.execute(host_secrets.insert().values(name=name, value=secrets.token_hex(32)))
+        except StoreError as exc:
+            if not isinstance(exc.__cause__, sa.exc.IntegrityError):
+                raise  # another replica made it first: read theirs
+        with self.store.transaction() as tx:
+            return str(tx.execute(query).scalar_one())
+
+
+def settle_in(
+    tx: Connection, tenant: str, operation: str, key: str, status: int, body: Any
+) -> None:
+    """Settle a claim inside another write's transaction: the answer is kept exactly when
+    what it answers for is."""
+    tx.execute(
+        idempotency.update()
+        .where(_key(tenant, operation, key))
+        .values(status_code=status, response=body)
+    )
+
+
+def _key(tenant: str, operation: str, key: str) -> sa.ColumnElement[bool]:
+    return (
+        (idempotency.c.tenant == tenant)
+        & (idempotency.c.operation == operation)
+        & (idempotency.c.key == key)
+    )
+
+
+def _stale(created_at: str) -> bool:
+    try:
+        made = datetime.fromisoformat(created_at.removesuffix("Z")).replace(tzinfo=UTC)
+    except ValueError:
+        return True  # not a stamp of ours: nothing waits on it
+    return datetime.now(UTC) - made > timedelta(seconds=CLAIM_TTL_S)
+
+
+def _advance(tx: Connection, tenant: str, agent_id: str, revision: int) -> None:
+    """Move the agent's revision from ``revision`` to the next, or refuse: compare-and-set
+    (on PostgreSQL a concurrent update waits for the other's commit, then finds the
+    revision moved; SQLite serializes writers)."""
+    head = (deployment_heads.c.tenant == tenant) & (deployment_heads.c.agent_id == agent_id)
+    if revision == 0:
+        tx.execute(deployment_heads.insert().values(tenant=tenant, agent_id=agent_id, revision=1))
+        return  # a racing first change fails on the primary key
+    moved = tx.execute(
+        deployment_heads.update()
+        .where(head & (deployment_heads.c.revision == revision))
+        .values(revision=revision + 1)
+    ).rowcount
+    if moved != 1:
+        raise DeploymentConflictError(f"the deployments of {agent_id} changed meanwhile")

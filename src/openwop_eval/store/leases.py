@@ -22,11 +22,11 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from .records import HOST_AGENT
 from .schema import run_leases, runs
 from .sql import Store, StoreError, Within
 
-HOST_AGENT = "host-agent:"
-"""The ``agent_spec`` prefix of runs a host started: the only runs replicas take over."""
+__all__ = ["HOST_AGENT", "Fence", "Lease", "LeaseLostError", "Leases", "db_now"]
 
 
 class LeaseLostError(StoreError):

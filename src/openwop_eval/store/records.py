@@ -9,6 +9,9 @@ from .. import jsontext
 
 RunStatus: TypeAlias = Literal["pending", "running", "completed", "failed", "cancelled"]
 TERMINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
+HOST_AGENT = "host-agent:"
+"""The ``agent_spec`` prefix of runs a host started (the only runs replicas take over, and
+the only ones that can be a host's evidence)."""
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,10 @@ class RunRecord:
     error: str | None = None
     fixture_source: dict[str, Any] | None = None
     """What answers the run's tool calls, as the runner stored it when the run was created."""
+    agent_version: str | None = None
+    """The version of the agent the run evaluated (a host's agent configuration's)."""
+    evidence: str | None = None
+    """The host's MAC over the completed run (server/evidence.py); None: not evidence."""
 
     @property
     def terminal(self) -> bool:

@@ -24,6 +24,10 @@ runs = sa.Table(
     sa.Column("created_at", sa.String(40), nullable=False),
     sa.Column("updated_at", sa.String(40), nullable=False),
     sa.Column("fixture_source", sa.JSON, nullable=True),
+    sa.Column("agent_version", sa.String(100), nullable=True),
+    # the version of the agent the run evaluated, as the host's configuration declares it
+    sa.Column("evidence", sa.String(100), nullable=True),
+    # the host's MAC over a completed run it ran (server/evidence.py); NULL: not evidence
     sa.Index("ix_runs_tenant_created", "tenant", "created_at"),
 )
 
@@ -58,6 +62,18 @@ deployments = sa.Table(
     sa.Column("eval_run_id", sa.String(300), nullable=True),
     sa.Column("rollback_pointer", sa.String(100), nullable=True),
     sa.Column("updated_at", sa.String(40), nullable=False),
+    sa.Column("active_channel", sa.String(100), nullable=True),
+    # the channel while the version is active, else NULL: unique, one active per channel
+    sa.Index("ux_deployments_active_channel", "tenant", "agent_id", "active_channel", unique=True),
+)
+
+deployment_heads = sa.Table(
+    "deployment_heads",
+    metadata,
+    sa.Column("tenant", sa.String(160), primary_key=True),
+    sa.Column("agent_id", sa.String(200), primary_key=True),
+    sa.Column("revision", sa.BigInteger, nullable=False),
+    # bumped by compare-and-set with every change of the agent's deployments (store/host.py)
 )
 
 deployment_history = sa.Table(
@@ -92,4 +108,11 @@ run_leases = sa.Table(
     # seconds since the epoch on the database's clock (see store/leases.py)
     sa.Column("cancel_requested", sa.Boolean, nullable=False, server_default=sa.false()),
     # set by a replica asked to cancel a run another one runs; the owner's heartbeat acts
+)
+
+host_secrets = sa.Table(
+    "host_secrets",
+    metadata,
+    sa.Column("name", sa.String(100), primary_key=True),
+    sa.Column("value", sa.String(200), nullable=False),
 )

@@ -37,6 +37,17 @@ Within: TypeAlias = Callable[[Connection], None]
 """Writes or checks done inside another operation's transaction."""
 
 
+def chain(*steps: Within | None) -> Within:
+    """The steps given (None: none), one after the other, in one transaction."""
+
+    def chained(tx: Connection) -> None:
+        for step in steps:
+            if step is not None:
+                step(tx)
+
+    return chained
+
+
 def default_url() -> str:
     """``$OPENWOP_EVAL_STORE``, else SQLite at ``$XDG_DATA_HOME/openwop-eval/store.sqlite``."""
     configured = os.environ.get("OPENWOP_EVAL_STORE")
@@ -58,7 +69,7 @@ def _decode(text: str) -> Any:
 _MIGRATING = 0x6F77_6576_616C  # an advisory lock key: one process migrates at a time
 PAGE_SIZE = 16384
 """The page size of a new SQLite store, in bytes."""
-HEAD = "0005"
+HEAD = "0006"
 """The newest migration's revision (a test keeps it equal to alembic's head)."""
 _CODEC: dict[str, Any] = {"json_serializer": jsontext.dumps, "json_deserializer": _decode}
 
