@@ -157,6 +157,18 @@ class AppHost:
         except TimeoutError:
             raise AssertionError(f"{method} {url!r}: no answer within {ANSWER_S} s") from None
 
+    def at_once(
+        self, requests: Sequence[tuple[str, str, dict[str, Any]]], key: str = "acme-key"
+    ) -> list[httpx.Response]:
+        """Send ``(method, url, keyword arguments)`` requests concurrently; their answers."""
+        headers = {"Authorization": f"Bearer {key}"}
+        calls = [
+            self.strict.request(method, url, headers=headers, **kwargs)
+            for method, url, kwargs in requests
+        ]
+        gathered = asyncio.wait_for(asyncio.gather(*calls), ANSWER_S)
+        return list(self.runner.run(gathered))
+
     def client(self, key: str | None = "acme-key") -> httpx.Client:
         """A plain ``httpx.Client`` onto the app, on its loop; bodies (SSE) stream."""
         headers = {} if key is None else {"Authorization": f"Bearer {key}"}

@@ -6,7 +6,15 @@ from typing import Any
 
 import pytest
 
-from openwop_eval.deployments import RULES, STATES, Deployment, Plan, Transition, target_state
+from openwop_eval.deployments import (
+    RULES,
+    STATES,
+    Deployment,
+    Plan,
+    Transition,
+    lands_gated,
+    target_state,
+)
 from openwop_eval.server.config import DeploymentPolicy
 from openwop_eval.server.deploy import gate_refusal, gated, plan_transition, transition_of
 from openwop_eval.server.errors import ApiError
@@ -145,3 +153,33 @@ def test_a_transition_is_planned_without_the_host() -> None:
 
     done = plan_pure([], Transition("1.0.0", "promote", "active", "stable", "acme/r"), "a", "ag")
     assert (done.target.state, done.event["type"]) == ("active", "deployment.promoted")
+
+
+@pytest.mark.parametrize(
+    ("state", "gated_states", "gate"),
+    [
+        ("active", ("test", "staged"), True),  # past the first gated state: still gated
+        ("staged", ("test",), True),
+        ("test", ("staged", "active"), False),
+        ("draft", ("test",), False),
+        ("paused", ("active",), False),
+        ("active", (), False),
+    ],
+)
+def test_a_gate_holds_for_every_state_past_it(
+    state: str, gated_states: tuple[str, ...], gate: bool
+) -> None:
+    assert lands_gated(state, gated_states) is gate
+
+
+def test_a_promotion_replaces_the_active_version_of_its_channel_only() -> None:
+    stable = Deployment("acme", "ag", "1.0.0", "active", ["stable"])
+    beta = Deployment("acme", "ag", "1.1.0", "active", ["beta"])
+    planned = plan_transition(
+        [stable, beta], Transition("2.0.0", "promote", "active", "beta"), "acme", "ag"
+    )
+    assert [(d.version, d.state) for d in planned.changes] == [
+        ("2.0.0", "active"),
+        ("1.1.0", "deprecated"),
+    ]
+    assert planned.target.rollback_pointer == "1.1.0"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import IO, Any
 
@@ -40,6 +41,9 @@ from .run import (
 )
 from .safety import policy_from_json
 from .tools import LiveTool
+
+Sealer = Callable[[RunRecord, dict[str, Any]], str]
+"""A host's seal of a run (as created) completed with a summary."""
 
 
 class RunError(OpenwopEvalError):
@@ -75,11 +79,9 @@ class RunRequest:
     safety: SafetyPolicy | None = None
     """What an adversarial run's detectors look for (default: the built-in policy)."""
     executor: TrialExecutor | None = None
-    """Where the trials play (a :class:`~.ray_executor.RayExecutor`); None: in process.
-    Not part of the run: a resume may choose afresh."""
+    """Where the trials play (a Ray executor); None: in process. A resume chooses afresh."""
     agent_version: str | None = None
-    """The version of the agent evaluated (a host's agent configuration declares it):
-    stored with the run and echoed in ``eval.started``."""
+    """The agent's version (a host's): stored with the run, echoed in ``eval.started``."""
     on_create: Callable[[str], Within | None] | None = None
     """For the new run's id, writes made in the transaction that creates it."""
 
@@ -136,9 +138,11 @@ class RunService:
         store: Store,
         on_commit: Callable[[str], None] | None = None,
         lease: Lease | None = None,
+        sealer: Sealer | None = None,
     ) -> None:
-        # lease: a host replica's; the runs this service starts and resumes are leased by it
-        self.store, self.on_commit, self.lease = store, on_commit, lease
+        # lease: a host replica's; the runs this service starts and resumes are leased by it;
+        # sealer: a host's, to seal each run it completes with its summary (evidence.py)
+        self.store, self.on_commit, self.lease, self.sealer = store, on_commit, lease, sealer
 
     def start(
         self, request: RunRequest, observer: Observer | None = None, events: IO[str] | None = None
@@ -154,7 +158,12 @@ class RunService:
             request.agent_version,
             request.on_create,
         )
+        self._sealed(execution, run)
         return ActiveRun(run, execution)
+
+    def _sealed(self, execution: Execution, run: RunRecord) -> None:
+        if self.sealer is not None:  # the run as created is what its seal vouches for
+            execution.seal = partial(self.sealer, run)
 
     def reopen(
         self, run_id: str, known: Callable[[RunRecord], LoadedSuite | None] | None = None
@@ -216,6 +225,7 @@ class RunService:
         )
         execution = self._execution(request, observer, events)
         reopen_run(execution, run)
+        self._sealed(execution, run)
         return ActiveRun(run, execution)
 
     def fail(self, run_id: str, failure: RunFailure) -> bool:

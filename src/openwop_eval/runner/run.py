@@ -119,6 +119,9 @@ class Execution:
     lease: Lease | None = None
     """A host replica's lease: the run is leased as it is created and every commit is
     fenced by it (store/leases.py); None for a process that is the run's only writer."""
+    seal: Callable[[dict[str, Any]], str] | None = None
+    """Given the run's summary, the seal a host writes with it as the run completes
+    (server/evidence.py); None: no seal."""
 
     @property
     def plan(self) -> GradingPlan:
@@ -355,7 +358,10 @@ async def _finish(
     outline = tally.finish()
     summary = summary_dict(outline)
     store, loaded = execution.store, execution.loaded
-    completing = asyncio.ensure_future(asyncio.to_thread(_complete, store, run_id, writer, summary))
+    seal = execution.seal(summary) if execution.seal is not None else None
+    completing = asyncio.ensure_future(
+        asyncio.to_thread(_complete, store, run_id, writer, summary, seal)
+    )
     try:
         await asyncio.shield(completing)
     except asyncio.CancelledError:  # too late to cancel: the verdict is being committed
@@ -371,8 +377,11 @@ async def _finish(
     )
 
 
-def _complete(store: Store, run_id: str, writer: EventWriter, summary: dict[str, Any]) -> None:
-    """Commit the verdict and mark the run completed (store I/O: off the event loop)."""
+def _complete(
+    store: Store, run_id: str, writer: EventWriter, summary: dict[str, Any], seal: str | None
+) -> None:
+    """Commit the verdict and mark the run completed, with its seal (store I/O: off the
+    event loop)."""
     writer.write(
         [
             pending(EVAL_COMPLETED, completed_payload(summary)),
@@ -380,7 +389,7 @@ def _complete(store: Store, run_id: str, writer: EventWriter, summary: dict[str,
         ]
     )
     writer.flush()
-    store.set_status(run_id, "completed", summary=summary)
+    store.set_status(run_id, "completed", summary=summary, evidence=seal)
 
 
 def _budget(plan: GradingPlan) -> Fraction | None:

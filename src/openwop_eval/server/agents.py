@@ -26,9 +26,6 @@ from .errors import ApiError, not_found
 from .inputs import is_agent_id
 from .state import HostState, Settle, host, idempotent, json_body, principal, respond
 
-SEAL_WAIT_S = 10
-"""How long a promotion waits for an eval run this host is finishing to be sealed."""
-
 SCOPES = {
     "promote": "deploy:promote",
     "adjust-canary": "deploy:promote",
@@ -106,10 +103,6 @@ async def transition(request: Request) -> JSONResponse:
     body = parse_transition(await json_body(request))
     require(who, SCOPES[body["transition"]])  # fail closed before anything is read or written
     state = host(request)
-    run_id = body.get("evalRunId")
-    finishing = state.manager.tasks.get(run_id) if isinstance(run_id, str) else None
-    if finishing is not None:  # a run this host is finishing: its seal is on the way
-        await asyncio.wait([finishing], timeout=SEAL_WAIT_S)
 
     async def handler(settle: Settle) -> tuple[int, Any]:
         return 200, await asyncio.to_thread(_transition, state, who, agent, body, settle)

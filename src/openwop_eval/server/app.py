@@ -37,7 +37,7 @@ from .errors import (
     handle_http_error,
     handle_unexpected,
 )
-from .evidence import Sealer, evidence_key
+from .evidence import evidence_key, sealer
 from .feed import Feed, FeedingStore
 from .gate import Gate
 from .hub import Hub
@@ -195,14 +195,13 @@ def create_app(
     owner, ttl = replica_id(config.replicas, port), config.replicas.lease_seconds
     lease = Lease(owner, ttl, fenced=not sqlite)  # on SQLite the file lock is the fence
     workers = _workers(config, store.url, lease)
-    feeding = FeedingStore(store, feed.committed)  # a run here feeds the streams
-    manager = RunManager(feeding, catalog, hub, lease, workers)
-    replica = Replica(manager, lease, config.replicas, only=sqlite)
     host_store = HostStore(store)
     if lock is not None:  # the only host: no request that claimed a key is still answered
         host_store.release_unsettled()
-    key = evidence_key(config, host_store)
-    manager.sealer = Sealer(store, config, key)
+    key = evidence_key(config, host_store)  # before the workers start: they read it too
+    feeding = FeedingStore(store, feed.committed)  # a run here feeds the streams
+    manager = RunManager(feeding, catalog, hub, lease, workers, sealer(config, key))
+    replica = Replica(manager, lease, config.replicas, only=sqlite)
     gate = Gate(store, catalog, config, key)
     state = HostState(config, store, host_store, catalog, hub, manager, KeyRing(config), feed, gate)
 

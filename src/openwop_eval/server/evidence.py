@@ -1,8 +1,9 @@
 """The host's seal on the eval runs it ran: what makes a run evidence for a promotion.
 
-When a run the host played completes, the host writes an HMAC-SHA256 over what the run
-evaluated — its id, tenant, agent, the agent's version, the suite (by digest) — the policy
-it ran under (the adversarial severity bar) and its summary. The deploy gate accepts a run
+When a run the host played completes, it stores with the run's summary, in one transaction,
+an HMAC-SHA256 over what the run evaluated — its id, tenant, agent, the agent's version,
+the suite (by digest) — the policy it ran under (the adversarial severity bar) and that
+summary. The deploy gate accepts a run
 only if the seal checks out under the host's key and its policy now, so a run written into
 the store by anything else (`openwop-eval run` or `grade` on a shared store, a resume by
 another process, a summary edited afterwards) is never evidence.
@@ -18,10 +19,12 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from ..core import canonical_json
-from ..store import RunRecord, Store
+from ..store import RunRecord
 from ..store.host import HostStore
 from .config import ConfigError, HostConfig
 
@@ -73,19 +76,7 @@ def sealed(key: bytes, config: HostConfig, run: RunRecord) -> bool:
     return hmac.compare_digest(run.evidence, seal(key, config, run, run.summary))
 
 
-class Sealer:
-    """Seals the completed runs this host played (after each ends, in a worker thread)."""
-
-    def __init__(self, store: Store, config: HostConfig, key: bytes) -> None:
-        self.store, self.config, self.key = store, config, key
-        self.host_store = HostStore(store)
-
-    def __call__(self, started: RunRecord) -> None:
-        """``started``: the run as this host created or resumed it (its identity is what
-        the host itself ran, whatever the store says now)."""
-        now = self.store.get_run(started.run_id)
-        if now is None or now.status != "completed" or now.summary is None:
-            return
-        self.host_store.set_evidence(
-            started.run_id, seal(self.key, self.config, started, now.summary)
-        )
+def sealer(config: HostConfig, key: bytes) -> Callable[[RunRecord, dict[str, Any]], str]:
+    """The runner's sealer (:class:`~openwop_eval.runner.RunService`): each run the host
+    completes is sealed in the transaction that stores its summary."""
+    return partial(seal, key, config)

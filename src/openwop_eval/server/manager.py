@@ -32,6 +32,7 @@ from ..runner import (
     RunRequest,
     RunService,
 )
+from ..runner.api import Sealer
 from ..runner.ending import AGENT_GONE
 from ..runner.ray_executor import RayExecutor
 from ..store import RunRecord, Store
@@ -63,15 +64,14 @@ class RunManager:
         hub: Hub,
         lease: Lease | None = None,
         workers: RunWorkers | None = None,
+        sealer: Sealer | None = None,
     ) -> None:
         self.store, self.catalog, self.hub, self.workers = store, catalog, hub, workers
-        self.service = RunService(store, on_commit=hub.notify, lease=lease)
+        self.service = RunService(store, on_commit=hub.notify, lease=lease, sealer=sealer)
         self.forward_cancel: Callable[[str], object] | None = None
         """Asks the replica that runs a run to cancel it (replicas.py), when not here."""
         self.tasks: dict[str, asyncio.Task[Any]] = {}
         self.active: dict[str, Playing] = {}
-        self.sealer: Callable[[RunRecord], None] | None = None
-        """Seals each run that completes here as the host's evidence (server/evidence.py)."""
         config = catalog.config
         self.executor: RayExecutor | None = (
             RayExecutor(config.ray_address) if config.executor == "ray" else None
@@ -127,20 +127,9 @@ class RunManager:
         try:
             await playing.ended
         finally:
-            await self._seal(playing.run)
             self.tasks.pop(playing.run_id, None)
             self.active.pop(playing.run_id, None)
             self.hub.notify(playing.run_id)
-
-    async def _seal(self, run: RunRecord) -> None:
-        """Seal the run if it completed (before it leaves ``tasks``: the deploy gate waits
-        for a run this host is finishing)."""
-        if self.sealer is None:
-            return
-        try:
-            await asyncio.shield(asyncio.to_thread(self.sealer, run))
-        except Exception:  # the store is away: the run is not evidence (fail closed)
-            log.exception("eval run %s could not be sealed as evidence", run.run_id)
 
     def _orphaned(self, run_ids: list[str]) -> None:
         task = asyncio.ensure_future(self.recover(set(run_ids)))
@@ -159,7 +148,6 @@ class RunManager:
         except Exception:
             log.exception("eval run %s failed", active.run_id)
         finally:
-            await self._seal(active.run)
             self.tasks.pop(active.run_id, None)
             self.active.pop(active.run_id, None)
             self.hub.notify(active.run_id)

@@ -30,7 +30,9 @@ from ..lifeline import die_with
 from ..runner import ActiveRun, RunEndedError, RunError, RunService
 from ..runner.ending import AGENT_GONE
 from ..store import EventRow, Store
+from ..store.host import HostStore
 from .catalog import Catalog
+from .evidence import evidence_key, sealer
 from .feed import FeedingStore, frames_of
 
 log = logging.getLogger("openwop_eval.server.worker")
@@ -145,7 +147,10 @@ async def serve(conn: Connection) -> None:
     catalog = Catalog(config)
     store = Store(url)
     frames = FrameSender(outbox)
-    service = RunService(FeedingStore(store, frames.committed), outbox.notify, lease)
+    key = evidence_key(config, HostStore(store))
+    service = RunService(
+        FeedingStore(store, frames.committed), outbox.notify, lease, sealer(config, key)
+    )
     worker = Worker(catalog, service, frames, outbox)
     loop = asyncio.get_running_loop()
     closed = loop.create_future()

@@ -154,15 +154,6 @@ class HostStore:
             row = tx.execute(query).mappings().first()
         return None if row is None else RunRecord(**row)
 
-    def set_evidence(self, run_id: str, evidence: str) -> None:
-        """Seal a completed run as a host's evidence (once: a seal is never replaced)."""
-        with self.store.transaction() as tx:
-            tx.execute(
-                runs.update()
-                .where((runs.c.run_id == run_id) & runs.c.evidence.is_(None))
-                .values(evidence=evidence)
-            )
-
     # --- idempotency --------------------------------------------------------------------
 
     def claim(

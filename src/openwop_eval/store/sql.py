@@ -266,10 +266,14 @@ class Store:
         *,
         summary: dict[str, Any] | None = None,
         error: str | None = None,
+        evidence: str | None = None,
     ) -> None:
+        """``evidence``: a host's seal, written with the summary it seals."""
         values: dict[str, Any] = {"status": status, "updated_at": utc_stamp()}
         if summary is not None:
             values["summary"] = summary
+        if evidence is not None:
+            values["evidence"] = evidence
         if error is not None:
             values["error"] = error
         with self.transaction() as tx:
