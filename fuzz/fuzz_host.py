@@ -59,13 +59,16 @@ api_keys = [
 
 [agents."{MOCK}"]
 agent = "scripted:{FIXTURES / "conformance-mock-agent.json"}"
+version = "1.0.0"
 
 [agents."{CAREFUL}"]
 agent = "{EXAMPLE / "agent.py"}:careful_support_agent"
 judge = "scripted:{EXAMPLE / "judge.json"}"
+version = "1.0.0"
 
 [deployment]
 gated_states = {json.dumps(list(GATED))}
+required_suites = {{ "{MOCK}" = ["{GATE_SUITE}"], "{CAREFUL}" = ["{REFUNDS_SUITE}"] }}
 
 [limits]
 max_poll_wait_s = 2   # a long poll on a live run answers within 2 s
@@ -336,7 +339,11 @@ def gate_violations(client: httpx.Client, passing: dict[str, str]) -> list[str]:
         for agent in (MOCK, CAREFUL):
             auth = {"Authorization": f"Bearer {key}"}
             for record in client.get(f"/agents/{agent}/deployments", headers=auth).json():
-                admitted = agent == CAREFUL and record.get("evalRunId") == passing[tenant]
+                admitted = (
+                    agent == CAREFUL
+                    and record.get("evalRunId") == passing[tenant]
+                    and record["version"] == "1.0.0"  # the version its run evaluated
+                )
                 if record["state"] in GATED and not admitted:
                     found.append(f"{tenant} {agent} {record}")
     return found

@@ -3,8 +3,10 @@ changes. Pure: the host reads the records, asks :func:`plan`, and writes what it
 
 States: draft → test → staged → active (forward, one or several steps at a time, each a
 ``promote``), active ↔ paused, active/paused → deprecated, active → rolled-back (the
-version it replaced becomes active again). One version is active per agent; promoting
-another to active deprecates the previous one and records it as the rollback pointer.
+version it replaced becomes active again). One version is active per channel; promoting
+another to active on it deprecates the previous one and records it as the rollback pointer.
+The forward states are ordered: a gate on one holds for every state past it
+(:func:`lands_gated`).
 """
 
 from __future__ import annotations

@@ -119,7 +119,11 @@ class AppHost:
 
     def __init__(self, database: str, config: HostConfig | None = None) -> None:
         self.store = Store(database)
-        self.app = create_app(config or host_config(database), self.store)
+        try:
+            self.app = create_app(config or host_config(database), self.store)
+        except BaseException:  # a configuration the host refuses: nothing is left open
+            self.store.close()
+            raise
         self.runner = asyncio.Runner()
         self.closed = False
         self._lifespan = Lifespan(self.app)

@@ -19,7 +19,12 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from openwop_eval.server.config import AdversarialPolicy, AgentConfig, DeploymentPolicy
+from openwop_eval.server.config import (
+    AdversarialPolicy,
+    AgentConfig,
+    ConfigError,
+    DeploymentPolicy,
+)
 from openwop_eval.store.schema import runs
 from openwop_eval.wire import project
 from tests.hosts import EXAMPLE
@@ -292,3 +297,41 @@ def test_seals_are_written_once_and_only_for_completed_runs(app: AppHost) -> Non
         seal = tx.execute(sa.select(runs.c.evidence).where(runs.c.run_id == run_id)).scalar()
     assert isinstance(seal, str)
     assert seal.startswith("v1:")
+
+
+def test_a_configured_evidence_key_seals_and_another_key_refuses(
+    make_app: Maker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EVIDENCE_KEY", "k" * 40)
+    app = make_app(**served(tmp_path, evidence_key_env="EVIDENCE_KEY"))
+    run_id = app.run_to_end(REFUNDS_SUITE, CAREFUL)
+    app.close()
+    monkeypatch.setenv("EVIDENCE_KEY", "q" * 40)  # a host that does not hold the key
+    other = make_app(**served(tmp_path, evidence_key_env="EVIDENCE_KEY"))
+    assert "carries no seal of this host" in refused(other, CAREFUL, "1.0.0", run_id)
+    other.close()
+    monkeypatch.setenv("EVIDENCE_KEY", "k" * 40)
+    again = make_app(**served(tmp_path, evidence_key_env="EVIDENCE_KEY"))
+    assert promote(again, CAREFUL, "1.0.0", run_id).status_code == 200
+
+
+def test_an_evidence_key_too_short_stops_the_host(
+    make_app: Maker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EVIDENCE_KEY", "short")
+    with pytest.raises(ConfigError, match="at least 32 characters"):
+        make_app(**served(tmp_path, evidence_key_env="EVIDENCE_KEY"))
+
+
+def test_required_suites_must_name_served_suites_of_configured_agents(
+    make_app: Maker, tmp_path: Path
+) -> None:
+    with pytest.raises(ConfigError) as stopped:
+        make_app(
+            **served(
+                tmp_path,
+                required_suites={CAREFUL: ("acme.nothing",), "acme.nobody": (REFUNDS_SUITE,)},
+            )
+        )
+    assert "suite acme.nothing is not served" in str(stopped.value)
+    assert "agent acme.nobody is not configured" in str(stopped.value)

@@ -9,6 +9,7 @@
 
     [agents."acme.support-resolver"]            # the agents the host may run, by agentId
     agent = "agents/resolver.py:answer"         # any runner agent form
+    version = "1.4.2"                           # or version_env = "VARIABLE"
     judge = "scripted:judges/resolver.json"     # for rubric tasks (optional)
     tools = "agents/tools.py"                   # live tools (optional)
     concurrency = 8
@@ -26,6 +27,8 @@
     required_pass_score = 0.9                   # optional; never admits a run that did not pass
     require_no_regression = true                # nor one that regressed against production
     regression_tolerance = 0.02
+    required_suites = { "acme.support-resolver" = ["acme.support.evals.refunds"] }
+    evidence_key_env = "EVAL_EVIDENCE_KEY"      # the key runs are sealed with (evidence.py)
 
     [adversarial]                               # the detectors of adversarial runs
     canaries_env = "EVAL_CANARIES"              # planted strings, one per line, never in the file
