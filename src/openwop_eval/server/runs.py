@@ -31,7 +31,11 @@ from .inputs import (
     is_text,
     run_status,
 )
+from .slots import LineFullError
 from .state import HostState, host, idempotent, json_body, principal, respond
+
+QUEUE_RETRY_AFTER_S = 5
+"""``Retry-After`` of a run refused because the queue is full (docs/host.md#run-queue)."""
 
 CREATE_KEYS = {
     "mode",
@@ -122,14 +126,39 @@ async def create_run(request: Request) -> JSONResponse:
     async def handler() -> tuple[int, Any]:
         # Checking the baseline and fixture runs and creating the run read and write the
         # store: a worker thread does it all; the run's task starts on the loop.
-        active, answer = await asyncio.to_thread(_create, state, who, body)
-        state.manager.launch(active)
+        slots = state.manager.slots
+        try:
+            admission = slots.admit()
+        except LineFullError:
+            raise queue_full(slots.running, slots.queued) from None
+        try:
+            active, answer = await asyncio.to_thread(_create, state, who, body, admission.queued)
+        except BaseException:
+            slots.settle(admission)
+            raise
+        state.manager.launch(active, admission)
         return 201, answer
 
     return await idempotent(request, who, "runs.create", body, handler)
 
 
-def _create(state: HostState, who: Principal, body: Any) -> tuple[ActiveRun, dict[str, Any]]:
+def queue_full(running: int, queued: int) -> ApiError:
+    return ApiError(
+        503,
+        "service_unavailable",
+        "the host runs as many runs as it may and its queue is full; retry later",
+        {
+            "retryAfterSeconds": QUEUE_RETRY_AFTER_S,
+            "maxRunningRuns": running,
+            "maxQueuedRuns": queued,
+        },
+        {"Retry-After": str(QUEUE_RETRY_AFTER_S)},
+    )
+
+
+def _create(
+    state: HostState, who: Principal, body: Any, queued: bool = False
+) -> tuple[ActiveRun, dict[str, Any]]:
     if not isinstance(body, dict):
         raise validation("the body must be a JSON object")
     problems = [f"unknown key {k!r}" for k in body if k not in CREATE_KEYS]
@@ -172,13 +201,15 @@ def _create(state: HostState, who: Principal, body: Any) -> tuple[ActiveRun, dic
     }
     manager = state.manager
     try:
-        active = manager.prepare(who.tenant, who.owner(), suite, agent, extra, recording, terms)
+        active = manager.prepare(
+            who.tenant, who.owner(), suite, agent, extra, recording, terms, queued
+        )
     except RunError as exc:  # what the runner needs beyond the checks above
         raise validation(f"the run cannot start: {exc}") from None
     path = f"/runs/{project(active.run_id)}"
     return active, {
         "runId": active.run_id,
-        "status": "running",
+        "status": active.run.status,
         "eventsUrl": f"{path}/events",
         "statusUrl": path,
     }
