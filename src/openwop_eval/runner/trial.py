@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..agents.base import Agent, AgentProtocolError, AgentReply, ToolMissError, TrialContext
+from ..agents.python import AgentStalledError
 from ..clock import utc_stamp
 from ..core import (
     CompiledTask,
@@ -225,6 +226,8 @@ async def _invoke(setup: TrialSetup, boundary: ToolBoundary) -> _Invoked:
         error_kind = "fixture-miss"  # the miss propagated: the trial has already failed closed
     except TimeoutError:
         error, error_kind = f"timed out after {setup.timeout_s:g} s", "timeout"
+    except AgentStalledError:
+        raise  # not this trial's error: its run cannot go on (runner/ending.py)
     except AgentProtocolError as exc:
         error, error_kind = cut(f"protocol error: {exc}"), "protocol"
         reply = None  # what it returned is not a reply the run can record

@@ -38,18 +38,18 @@ from ..runner import (
     RunRequest,
     RunService,
 )
-from ..runner.ending import AGENT_GONE, end_run
+from ..runner.ending import AGENT_GONE, AGENT_STALLED, end_run
 from ..runner.ray_executor import RayExecutor
 from ..store import RunRecord, Store
 from ..store.leases import HOST_AGENT, Lease
 from .catalog import Catalog, CatalogSuite, HostAgent
 from .hub import Hub
 from .slots import Admission, RunSlots
-from .workers import RunWorkers, WorkerRun
+from .workers import Orphans, RunWorkers, WorkerRun
 
 log = logging.getLogger("openwop_eval.server")
 
-CANCEL_WAIT_S = 30.0
+CANCEL_WAIT_S = 10.0
 """How long ``POST /runs/{runId}:cancel`` waits for the run to end before it answers
 ``cancelling`` (docs/host.md#run-bounds)."""
 
@@ -147,7 +147,9 @@ class RunManager:
         the loop; ``admission``: what :meth:`RunSlots.admit` counted for it)."""
         if admission is not None:
             self.slots.settle(admission)
-        if self.slots.try_take():
+        workers = self.workers
+        ready = workers is None or workers.available  # else a worker is being replaced
+        if active.run.status != "pending" and ready and self.slots.try_take():
             self._play(active)
             return
         waiting = Waiting(active.run)
@@ -158,6 +160,14 @@ class RunManager:
         run_id = active.run_id
         try:
             await self.slots.take()
+            try:
+                if self.workers is not None:  # not in this process while one is replaced
+                    await self.workers.available_soon()
+                if active.run.status == "pending" and not self._in_workers:
+                    await asyncio.to_thread(self.store.set_status, run_id, "running")
+            except BaseException:
+                self.slots.give()
+                raise
         except asyncio.CancelledError:
             self.tasks.pop(run_id, None)
             self.active.pop(run_id, None)
@@ -165,16 +175,13 @@ class RunManager:
                 await asyncio.to_thread(end_run, self.store, run_id, "cancelled")
             self.hub.notify(run_id)
             return
-        try:
-            if self.workers is None or not self.workers.available:  # a worker marks it
-                await asyncio.to_thread(self.store.set_status, run_id, "running")
-        except BaseException:
-            self.slots.give()
-            self.tasks.pop(run_id, None)
-            self.active.pop(run_id, None)
-            raise
         self._play(active)
         self.hub.notify(run_id)
+
+    @property
+    def _in_workers(self) -> bool:
+        """Runs play in workers (which mark a run running as they take it)."""
+        return self.workers is not None and self.workers.available
 
     def _play(self, active: ActiveRun) -> None:
         """Play a run that holds a slot: in a worker when there are workers, else as a task
@@ -197,9 +204,27 @@ class RunManager:
             self.active.pop(playing.run_id, None)
             self.hub.notify(playing.run_id)
 
-    def _orphaned(self, run_ids: list[str]) -> None:
-        task = asyncio.ensure_future(self.recover(set(run_ids)))
+    def _orphaned(self, orphans: Orphans) -> None:
+        task = asyncio.ensure_future(self._take_over(orphans))
         task.add_done_callback(self._recovered)
+
+    async def _take_over(self, orphans: Orphans) -> list[str]:
+        """End what a dead worker's runs asked for — the run whose agent stalled it, the
+        runs being cancelled — and resume the others."""
+        ending = dict.fromkeys(orphans.cancelled, "cancelled")
+        if orphans.stalled in orphans.run_ids:
+            ending.setdefault(orphans.stalled, "failed")
+        if ending:
+            await asyncio.to_thread(self._end, ending)
+        return await self.recover(set(orphans.run_ids) - set(ending))
+
+    def _end(self, ending: dict[str, str]) -> None:
+        for run_id, status in ending.items():
+            if status == "cancelled":
+                end_run(self.store, run_id, "cancelled")
+            elif self.service.fail(run_id, AGENT_STALLED):
+                log.warning("ended eval run %s: %s", run_id, AGENT_STALLED.message)
+            self.hub.notify(run_id)
 
     @staticmethod
     def _recovered(task: asyncio.Future[list[str]]) -> None:
