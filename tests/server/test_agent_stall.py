@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
+import socket
 import sys
 import threading
 import time
@@ -19,7 +21,7 @@ from openwop_client.wire_id import project_id
 
 from openwop_eval.server.manager import CANCEL_WAIT_S
 from openwop_eval.server.watchdog import Watchdog, culprit
-from tests.hosts import Host, _free_port, api, wait_for, write_config
+from tests.hosts import PORTS, Host, api, wait_for, write_config
 from tests.server.inprocess import ANSWER_S
 
 STALLING = """
@@ -58,14 +60,41 @@ BOUND_S = 45.0
 the watchdog, the other run waited the 600 s the agent slept)."""
 
 
+def own_port() -> int:
+    """A free port drawn at random from tests.hosts' range, not its next one: other test
+    sessions on the machine take that range in turn from its start, and a host that lost
+    the port to one of theirs would be answered for by theirs."""
+    for _ in range(100):
+        port = random.randrange(PORTS.start + 4000, PORTS.stop)
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port")
+
+
+def start_host(
+    tmp_path: Path, database: str, extra: str, files: dict[str, str] | None = None
+) -> Host:
+    """A `serve` process with one run worker and the standard configuration plus ``extra``
+    (TOML tables, before ``[deployment]``), and ``files`` beside it."""
+    config = write_config(tmp_path, run_workers=1)
+    for name, text in (files or {}).items():
+        (tmp_path / name).write_text(text)
+    config.write_text(config.read_text().replace("[deployment]", f"{extra}\n[deployment]"))
+    gate_dir = tmp_path / "gate"
+    gate_dir.mkdir()
+    return Host(config, database, gate_dir, own_port()).start()
+
+
 @pytest.fixture
 def host(tmp_path: Path, database: str) -> Iterator[Host]:
-    config = write_config(tmp_path, run_workers=1)
-    (tmp_path / "suites" / "quick.json").write_text(json.dumps(SUITE))
-    (tmp_path / "stalling.py").write_text(STALLING)
-    (tmp_path / "quick.py").write_text(QUICK)
-    text = config.read_text().replace(
-        "[deployment]",
+    files = {"stalling.py": STALLING, "quick.py": QUICK, "suites/quick.json": json.dumps(SUITE)}
+    host = start_host(
+        tmp_path,
+        database,
         f"""[agents."test.stalling"]
 agent = "stalling.py:agent"
 concurrency = 1
@@ -76,13 +105,9 @@ concurrency = 1
 
 [limits]
 agent_stall_s = {STALL_S}
-
-[deployment]""",
+""",
+        files,
     )
-    config.write_text(text)
-    gate_dir = tmp_path / "gate"
-    gate_dir.mkdir()
-    host = Host(config, database, gate_dir, _free_port()).start()
     yield host
     host.stop()
 

@@ -6,7 +6,7 @@ survives a restart."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,10 @@ from hypothesis import strategies as st
 from openwop_client.wire_id import project_id
 
 from openwop_eval.server.slots import LineFullError, RunSlots
+from tests.hosts import Host, api, wait_for
 from tests.server.inprocess import GATED_RUN, AppHost, Event, gated_agent
+from tests.server.test_agent_stall import start_host
+from tests.server.test_run_workers import log_of
 
 LIMITS = {"max_running_runs": 2, "max_queued_runs": 3}
 
@@ -143,3 +146,42 @@ def test_admission_counts_runs_being_created() -> None:
     assert slots.admit().queued is True
     with pytest.raises(LineFullError):
         slots.admit()
+
+
+# --- on a `serve` process, runs playing in its run worker -------------------------------
+
+
+@pytest.fixture
+def capped_host(tmp_path: Path, database: str) -> Iterator[Host]:
+    host = start_host(tmp_path, database, "[limits]\nmax_running_runs = 3\nmax_queued_runs = 20\n")
+    yield host
+    host.stop()
+
+
+def test_many_runs_at_once_never_play_past_the_cap_and_all_complete(capped_host: Host) -> None:
+    with api(capped_host) as c:
+        answers = [c.post("/runs", json=GATED_RUN) for _ in range(10)]
+        assert [a.status_code for a in answers] == [201] * 10, answers[-1].text
+        runs = [a.json()["runId"] for a in answers]
+
+        def statuses() -> list[str]:
+            return [c.get(f"/runs/{project_id(r)}").json()["status"] for r in runs]
+
+        # held at their third trial: three play, seven wait, none of them having played
+        wait_for(lambda: statuses().count("running") == 3, "three runs playing")
+        assert statuses() == ["running"] * 3 + ["pending"] * 7
+        capped_host.release()
+        seen: set[int] = set()
+
+        def all_completed() -> bool:
+            # one query, one moment: how many of the host's runs are running now
+            page = c.get("/runs", params={"status": "running", "limit": 100}).json()
+            seen.add(len(page["runs"]))
+            return statuses() == ["completed"] * 10
+
+        wait_for(all_completed, "every run to complete", log=capped_host.log)
+    assert max(seen) <= 3
+    for run_id in runs:
+        events, summary = log_of(capped_host, run_id)
+        assert summary["passed"] is True
+        assert len([e for e in events if e["type"] == "eval.scored"]) == 4
