@@ -79,3 +79,26 @@ whatever the log. A runner's log has at most its concurrency open."""
 
 MAX_LOG_PROBLEMS = 1_000
 """Problems kept from reading one log; the rest are counted ("… and N more problems")."""
+
+# --- what an agent sends, per trial (checked before it is stored or graded) -----------------
+
+MAX_OUTPUT_CHARS = 4 * 1024 * 1024
+"""An agent's output, as canonical JSON text (4 Mi characters). Over it the trial errors
+(``output-too-large``) and the output is dropped."""
+
+MAX_TOOL_ARGS_CHARS = 1024 * 1024
+"""One tool call's arguments, as canonical JSON text (1 Mi characters). Over it the call is
+refused, not recorded, and the trial errors (``tool-arguments-too-large``)."""
+
+MAX_TOOL_RESULT_CHARS = 4 * 1024 * 1024
+"""One tool result, as canonical JSON text (4 Mi characters). Over it the result is
+dropped, the call fails, and the trial errors (``tool-result-too-large``)."""
+
+MAX_TRIAL_CONTENT_CHARS = 16 * 1024 * 1024
+"""Everything one trial records: every call's arguments and result and the output, as
+canonical JSON text (16 Mi characters). Over it the trial errors
+(``trial-content-too-large``)."""
+
+MAX_ERROR_CHARS = 2_000
+"""The text of an agent's or a live tool's exception kept in a trial's diagnostics; longer
+texts are cut (with ``…``)."""

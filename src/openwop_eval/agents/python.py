@@ -2,22 +2,39 @@
 
 The callable takes ``(input, tools)`` and returns the output, or an :class:`AgentReply` to
 report cost and latency. An ``async def`` agent awaits ``tools.call(...)``; a plain function
-runs in a worker thread and calls ``tools.call(...)`` synchronously.
+runs in a thread of its own and calls ``tools.call(...)`` synchronously.
+
+A plain function's call gets a new thread, not one of a shared pool: a call that never
+returns (its trial ends on its timeout) holds no thread another trial needs. Such a call
+cannot be killed; it is counted as abandoned until it returns, and past
+``MAX_ABANDONED_CALLS`` of them the agent's next trial ends its run (:class:`AgentStalledError`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import importlib.util
 import inspect
 import sys
+import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from .base import AgentReply, AgentSpecError, AsyncTools, SyncTools, ToolPort, TrialContext
+
+MAX_ABANDONED_CALLS: Final = 16
+"""Calls of a plain-function agent still running after their trials ended (timed out), per
+agent and process. At the bound, the agent's next trial fails its run (``agent_stalled``)
+instead of starting one more thread that may never end."""
+
+
+class AgentStalledError(RuntimeError):
+    """The agent cannot be run without harming other runs: it left too many calls running
+    past their trials' timeouts, or blocked the event loop it shares. Not a trial's error:
+    the run fails with the content-free ``agent_stalled``."""
 
 
 def load_callable(spec: str) -> Callable[..., Any]:
@@ -66,30 +83,70 @@ def load_module_file(path: Path) -> Any:
 
 
 class PythonAgent:
-    """Runs a callable per trial; sync callables get a thread of their own."""
+    """Runs a callable per trial; sync callables get a thread of their own per call."""
 
     def __init__(self, fn: Callable[..., Any], agent_id: str, threads: int = 32) -> None:
         self.fn = fn
         self.agent_id = agent_id
-        self._threads = threads
-        self._executor: ThreadPoolExecutor | None = None
+        self.abandoned = 0
+        """Calls still running whose trials ended without them."""
+        self._lock = threading.Lock()
 
     async def run(self, context: TrialContext, port: ToolPort) -> AgentReply:
         if inspect.iscoroutinefunction(self.fn):
             result = await self.fn(context.input, AsyncTools(port, context))
         else:
-            loop = asyncio.get_running_loop()
-            tools = SyncTools(port, context, loop)
-            result = await loop.run_in_executor(self._pool(), self.fn, context.input, tools)
+            result = await self._in_thread(context, port)
             if inspect.isawaitable(result):
                 result = await result
         return result if isinstance(result, AgentReply) else AgentReply(result)
 
-    def _pool(self) -> ThreadPoolExecutor:
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(self._threads, thread_name_prefix="agent")
-        return self._executor
+    async def _in_thread(self, context: TrialContext, port: ToolPort) -> Any:
+        if self.abandoned >= MAX_ABANDONED_CALLS:
+            raise AgentStalledError(
+                f"{self.abandoned} calls of the agent are still running past their timeouts"
+            )
+        loop = asyncio.get_running_loop()
+        tools = SyncTools(port, context, loop)
+        answer: asyncio.Future[tuple[bool, Any]] = loop.create_future()
+        state = {"finished": False, "abandoned": False}
+
+        def call() -> None:
+            try:
+                outcome: tuple[bool, Any] = (True, self.fn(context.input, tools))
+            except BaseException as exc:  # the trial's, raised there
+                outcome = (False, exc)
+            with self._lock:
+                state["finished"] = True
+                if state["abandoned"]:
+                    self.abandoned -= 1
+            with contextlib.suppress(RuntimeError):  # the loop has closed
+                loop.call_soon_threadsafe(_settle, answer, outcome)
+
+        threading.Thread(target=call, name="openwop-eval-agent", daemon=True).start()
+        try:
+            ok, value = await answer
+        except asyncio.CancelledError:  # the trial's timeout, or the run cancelled
+            with self._lock:
+                if not state["finished"]:
+                    state["abandoned"] = True
+                    self.abandoned += 1
+            raise
+        if not ok:
+            raise value if isinstance(value, Exception) else RuntimeError(type(value).__name__)
+        return value
+
+    def __getstate__(self) -> dict[str, Any]:  # sent to other processes (Ray) without its lock
+        return {"fn": self.fn, "agent_id": self.agent_id}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.fn, self.agent_id, self.abandoned = state["fn"], state["agent_id"], 0
+        self._lock = threading.Lock()
 
     def close(self) -> None:
-        if self._executor is not None:
-            self._executor.shutdown(wait=False, cancel_futures=True)
+        """Nothing to release: each call's thread ends with the call."""
+
+
+def _settle(answer: asyncio.Future[tuple[bool, Any]], outcome: tuple[bool, Any]) -> None:
+    if not answer.done():
+        answer.set_result(outcome)

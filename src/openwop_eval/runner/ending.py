@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..agents.python import AgentStalledError
 from ..log.names import RUN_CANCELLED, RUN_COMPLETED, RUN_FAILED
 from ..store import EventRow, RunStatus, Store, StoreError
 from ..store.sql import Within
@@ -37,9 +38,17 @@ AGENT_GONE = RunFailure(
     "run_abandoned", "the run's agent is no longer configured on this host to run it"
 )
 
+AGENT_STALLED = RunFailure(
+    "agent_stalled",
+    "the run's agent stalled: it blocked its event loop, or left too many calls running"
+    " past their timeouts",
+)
+
 
 def failure_of(exc: BaseException) -> RunFailure:
     """The content-free kind of an exception that ended a run."""
+    if isinstance(exc, AgentStalledError):
+        return AGENT_STALLED
     return STORE_FAILED if isinstance(exc, StoreError) else INTERNAL
 
 

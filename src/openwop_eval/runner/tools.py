@@ -22,10 +22,34 @@ from ..agents.base import AgentProtocolError, ToolCallError, ToolMissError
 from ..agents.python import load_module_file
 from ..clock import utc_stamp
 from ..core import JSON, ToolCall, canonical_json
+from ..limits import (
+    MAX_ERROR_CHARS,
+    MAX_TOOL_ARGS_CHARS,
+    MAX_TOOL_RESULT_CHARS,
+    MAX_TRIAL_CONTENT_CHARS,
+)
 from ..log.names import EXT, TOOL_CALLED, TOOL_RETURNED, trial_ext
 from .events import Pending
 
 LiveTool = Callable[[dict[str, Any]], Any]
+
+
+class ContentTooLargeError(AgentProtocolError):
+    """What an agent sent, or a live tool answered, is over a limit of :mod:`..limits`.
+
+    Raised to the agent, which may catch it; the trial errors with :attr:`kind` whatever the
+    agent does next (:attr:`ToolBoundary.breach`), and the content is never recorded."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def cut(text: str) -> str:
+    """An exception's text as a trial keeps it: at most ``MAX_ERROR_CHARS`` characters."""
+    return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 1] + "…"
+
+
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 """Argument values a call's shallow copy already keeps as they were."""
 
@@ -148,6 +172,29 @@ class ToolBoundary:
         self.live = live or {}
         self.calls: list[RecordedCall] = []
         self.closed = False
+        self.content = 0
+        """Characters of canonical JSON the trial has recorded so far (arguments, live
+        results, the output), against ``MAX_TRIAL_CONTENT_CHARS``."""
+        self.breach: ContentTooLargeError | None = None
+        """The first limit the trial went over: it errors with it, whatever follows."""
+
+    def admit(self, size: int, limit: int, kind: str, what: str) -> None:
+        """Count ``size`` characters of ``what`` into the trial, or refuse them (and the
+        trial) when they are over ``limit`` or take the trial over its total."""
+        if size > limit:
+            raise self._refuse(kind, f"{what} is {size} characters of JSON; the limit is {limit}")
+        if self.content + size > MAX_TRIAL_CONTENT_CHARS:
+            raise self._refuse(
+                "trial-content-too-large",
+                f"the trial's content would pass its limit of {MAX_TRIAL_CONTENT_CHARS} characters",
+            )
+        self.content += size
+
+    def _refuse(self, kind: str, message: str) -> ContentTooLargeError:
+        error = ContentTooLargeError(kind, message)
+        if self.breach is None:
+            self.breach = error
+        return error
 
     @property
     def tool_names(self) -> tuple[str, ...]:
@@ -162,12 +209,14 @@ class ToolBoundary:
         if self.closed:
             raise AgentProtocolError("a tool was called after the trial had ended")
         if not isinstance(tool, str) or not tool:
-            raise AgentProtocolError(f"a tool name must be a non-empty string, got {tool!r}")
+            raise AgentProtocolError("a tool name must be a non-empty string")
         arguments = dict(args or {})
         try:
             text = canonical_json(arguments)
         except Exception as exc:  # the encoder rejects any non-JSON value
-            raise AgentProtocolError(f"arguments of {tool} are not JSON: {exc}") from exc
+            raise AgentProtocolError(f"arguments of {tool} are not JSON: {cut(str(exc))}") from exc
+        # Refused before anything of it is kept: over the limit, the call is not recorded.
+        self.admit(len(tool) + len(text), MAX_TOOL_ARGS_CHARS, "tool-arguments-too-large", "a call")
         if not all(type(value) in _SCALARS for value in arguments.values()):
             arguments = jsontext.copy(arguments)  # as called: the agent may reuse its objects
         record = RecordedCall(tool, arguments, args_text=text, called_at=utc_stamp())
@@ -226,10 +275,15 @@ class ToolBoundary:
             result = fn(jsontext.copy(args))  # its own: what it changes is not the record
             if inspect.isawaitable(result):
                 result = await result
-            canonical_json(result)
+            size = len(canonical_json(result))
         except Exception as exc:
-            record.status, record.error = "error", f"{type(exc).__name__}: {exc}"
+            record.status, record.error = "error", cut(f"{type(exc).__name__}: {exc}")
             raise ToolCallError(f"{tool} failed: {record.error}") from exc
+        try:
+            self.admit(size, MAX_TOOL_RESULT_CHARS, "tool-result-too-large", "a tool's result")
+        except ContentTooLargeError as exc:  # the call stays, failed; its result is dropped
+            record.status, record.error = "error", str(exc)
+            raise
         record.result = jsontext.copy(result)  # as it answered, whatever the tool keeps doing
         return jsontext.copy(result)
 

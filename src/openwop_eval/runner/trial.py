@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..agents.base import Agent, AgentProtocolError, AgentReply, ToolMissError, TrialContext
+from ..agents.python import AgentStalledError
 from ..clock import utc_stamp
 from ..core import (
     CompiledTask,
@@ -26,10 +27,11 @@ from ..core import (
 )
 from ..core.rubric import Judge, verdict_findings
 from ..core.safety import FindingTag, SafetyPolicy
+from ..limits import MAX_OUTPUT_CHARS
 from ..log.names import DECIDED, EVAL_SCORED, EXT, INVOCATION_COMPLETED, INVOCATION_STARTED
 from .events import Pending, pending, serial_id
 from .safety import scored_members, trial_findings
-from .tools import FixtureBook, LiveTool, RecordedCall, ToolBoundary
+from .tools import ContentTooLargeError, FixtureBook, LiveTool, RecordedCall, ToolBoundary, cut
 
 
 @dataclass(frozen=True)
@@ -216,19 +218,27 @@ async def _invoke(setup: TrialSetup, boundary: ToolBoundary) -> _Invoked:
         else:
             async with asyncio.timeout(setup.timeout_s):  # no task of its own, as wait_for's
                 reply = await setup.agent.run(context, boundary)
-        _check_reply(reply)
+        size = _check_reply(reply)
+        boundary.admit(size, MAX_OUTPUT_CHARS, "output-too-large", "the output")
+    except ContentTooLargeError:
+        reply = None  # the trial errors with the boundary's breach, below
     except ToolMissError:
         error_kind = "fixture-miss"  # the miss propagated: the trial has already failed closed
     except TimeoutError:
         error, error_kind = f"timed out after {setup.timeout_s:g} s", "timeout"
+    except AgentStalledError:
+        raise  # not this trial's error: its run cannot go on (runner/ending.py)
     except AgentProtocolError as exc:
-        error, error_kind = f"protocol error: {exc}", "protocol"
+        error, error_kind = cut(f"protocol error: {exc}"), "protocol"
         reply = None  # what it returned is not a reply the run can record
     except Exception as exc:  # any failure of the agent is that trial's error, not the run's
-        error, error_kind = f"{type(exc).__name__}: {exc}", "exception"
+        error, error_kind = cut(f"{type(exc).__name__}: {exc}"), "exception"
         reply, transcript = None, getattr(exc, "transcript", None)
     finally:
         boundary.closed = True
+    breach = boundary.breach
+    if breach is not None:  # over a limit: an error, whatever the agent made of it
+        error, error_kind, reply, transcript = str(breach), breach.kind, None, None
     elapsed_ms = (time.monotonic() - started) * 1000
     reported = reply.latency_ms if reply is not None else None
     latency_ms = round(elapsed_ms if reported is None else reported)
@@ -275,12 +285,13 @@ def _closing_events(
     ]
 
 
-def _check_reply(reply: Any) -> None:
-    """A reply the run can record: a JSON output, and finite non-negative cost and latency."""
+def _check_reply(reply: Any) -> int:
+    """A reply the run can record: a JSON output, and finite non-negative cost and latency.
+    Returns the length of the output's canonical JSON text."""
     if not isinstance(reply, AgentReply):
         raise AgentProtocolError(f"the agent returned {type(reply).__name__}, not a reply")
     try:
-        canonical_json(reply.output)
+        size = len(canonical_json(reply.output))
     except Exception as exc:  # the encoder rejects any non-JSON value
         raise AgentProtocolError(f"the output is not a JSON value: {str(exc)[:200]}") from None
     for name, value in (("costUsd", reply.cost_usd), ("latencyMs", reply.latency_ms)):
@@ -290,6 +301,7 @@ def _check_reply(reply: Any) -> None:
             raise AgentProtocolError(f"{name} must be a number, got {type(value).__name__}")
         if not math.isfinite(value) or value < 0:
             raise AgentProtocolError(f"{name} must be a finite number ≥ 0")
+    return size
 
 
 async def _judge(

@@ -239,6 +239,11 @@ class Limits(_Strict):
     max_tasks_per_suite: int = Field(1000, ge=1)
     max_page_size: int = Field(100, ge=1, le=1000)
     max_poll_wait_s: float = Field(60, gt=0, le=60)
+    # runs at once, and runs waiting for one of them to end (docs/host.md#run-queue)
+    max_running_runs: int = Field(32, ge=1, le=10_000)
+    max_queued_runs: int = Field(1000, ge=0, le=1_000_000)
+    # a run worker whose event loop an agent blocks this long is replaced (docs/host.md#run-bounds)
+    agent_stall_s: float = Field(5, ge=0.5, le=600)
 
 
 class HostConfig(_Strict):

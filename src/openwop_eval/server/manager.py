@@ -9,6 +9,11 @@ graceful shutdown stops runs without ending them, for the next start.
 With ``run_workers`` set, runs play in worker processes instead (workers.py): the host
 creates, leases, cancels, stops and recovers them here as ever, and follows their commits.
 
+At most ``max_running_runs`` runs play at once (slots.py); a run created past them waits,
+stored as ``pending``, for the next free slot, in the order the runs were created (and
+recovered), on an asyncio future: no thread, no trial. A waiting run can be cancelled, and
+is stopped (left ``pending``) by a shutdown, for the next start.
+
 With ``executor = "ray"`` in the host configuration every run it starts or resumes plays
 its trials as Ray tasks (:mod:`openwop_eval.runner.ray_executor`); the host still grades
 and commits them. A run whose recovery cannot reach Ray is left unfinished, for the next
@@ -20,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from ..core.plan import RunTerms
@@ -33,16 +39,21 @@ from ..runner import (
     RunService,
 )
 from ..runner.api import Sealer
-from ..runner.ending import AGENT_GONE
+from ..runner.ending import AGENT_GONE, AGENT_STALLED, end_run
 from ..runner.ray_executor import RayExecutor
 from ..store import RunRecord, Store
 from ..store.leases import HOST_AGENT, Lease
 from ..store.sql import Within
 from .catalog import Catalog, CatalogSuite, HostAgent
 from .hub import Hub
-from .workers import RunWorkers, WorkerRun
+from .slots import Admission, RunSlots
+from .workers import Orphans, RunWorkers, WorkerRun
 
 log = logging.getLogger("openwop_eval.server")
+
+CANCEL_WAIT_S = 10.0
+"""How long ``POST /runs/{runId}:cancel`` waits for the run to end before it answers
+``cancelling`` (docs/host.md#run-bounds)."""
 
 
 class Playing(Protocol):
@@ -54,6 +65,24 @@ class Playing(Protocol):
     def stop(self) -> None: ...
 
     def cancel(self) -> None: ...
+
+
+@dataclass(eq=False)
+class Waiting:
+    """A run waiting for a slot (its task awaits one)."""
+
+    run: RunRecord
+    task: asyncio.Task[None] | None = None
+    stopping: bool = field(default=False)
+
+    def stop(self) -> None:
+        """Leave it ``pending`` for the next start."""
+        self.stopping = True
+        self.cancel()
+
+    def cancel(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
 
 
 class RunManager:
@@ -76,6 +105,8 @@ class RunManager:
         self.executor: RayExecutor | None = (
             RayExecutor(config.ray_address) if config.executor == "ray" else None
         )
+        limits = config.limits
+        self.slots = RunSlots(limits.max_running_runs, limits.max_queued_runs)
         if workers is not None:  # a worker that died: its runs go on in a new one
             workers.on_lost = self._orphaned
 
@@ -89,10 +120,12 @@ class RunManager:
         recording: Recording | None = None,
         terms: RunTerms | None = None,
         on_create: Callable[[str], Within | None] | None = None,
+        queued: bool = False,
     ) -> ActiveRun:
         """Create the run under ``terms`` (modes, baseline, safety bar), ready to
-        :meth:`launch`; raises :class:`RunError` when it cannot run. It writes the store:
-        the host calls it in a worker thread. ``on_create``: see :class:`RunRequest`."""
+        :meth:`launch`; raises :class:`RunError` when it cannot run. ``queued``: it is to
+        wait for a slot, stored ``pending``. It writes the store: the host calls it in a
+        worker thread. ``on_create``: see :class:`RunRequest`."""
         request = RunRequest(
             suite.loaded,
             agent.agent,
@@ -109,11 +142,56 @@ class RunManager:
             agent_version=agent.version,
             on_create=on_create,
         )
-        return self.service.start(request)
+        active = self.service.start(request)
+        if queued:
+            self.store.set_status(active.run_id, "pending")
+            active.run = replace(active.run, status="pending")
+        return active
 
-    def launch(self, active: ActiveRun) -> None:
-        """Play a prepared run: in a worker when there are workers, else as a task of the
-        event loop (called on the loop)."""
+    def launch(self, active: ActiveRun, admission: Admission | None = None) -> None:
+        """Play a prepared run when a slot is free, else let it wait for one (called on
+        the loop; ``admission``: what :meth:`RunSlots.admit` counted for it)."""
+        if admission is not None:
+            self.slots.settle(admission)
+        workers = self.workers
+        ready = workers is None or workers.available  # else a worker is being replaced
+        if active.run.status != "pending" and ready and self.slots.try_take():
+            self._play(active)
+            return
+        waiting = Waiting(active.run)
+        self.active[active.run_id] = waiting
+        waiting.task = self.tasks[active.run_id] = asyncio.create_task(self._wait(active, waiting))
+
+    async def _wait(self, active: ActiveRun, waiting: Waiting) -> None:
+        run_id = active.run_id
+        try:
+            await self.slots.take()
+            try:
+                if self.workers is not None:  # not in this process while one is replaced
+                    await self.workers.available_soon()
+                if active.run.status == "pending" and not self._in_workers:
+                    await asyncio.to_thread(self.store.set_status, run_id, "running")
+            except BaseException:
+                self.slots.give()
+                raise
+        except asyncio.CancelledError:
+            self.tasks.pop(run_id, None)
+            self.active.pop(run_id, None)
+            if not waiting.stopping:  # cancelled before it played: ended as cancelled
+                await asyncio.to_thread(end_run, self.store, run_id, "cancelled")
+            self.hub.notify(run_id)
+            return
+        self._play(active)
+        self.hub.notify(run_id)
+
+    @property
+    def _in_workers(self) -> bool:
+        """Runs play in workers (which mark a run running as they take it)."""
+        return self.workers is not None and self.workers.available
+
+    def _play(self, active: ActiveRun) -> None:
+        """Play a run that holds a slot: in a worker when there are workers, else as a task
+        of the event loop."""
         if self.workers is not None and self.workers.available:
             playing = self.workers.launch(active.run)
             self.active[active.run_id] = playing
@@ -127,13 +205,32 @@ class RunManager:
         try:
             await playing.ended
         finally:
+            self.slots.give()
             self.tasks.pop(playing.run_id, None)
             self.active.pop(playing.run_id, None)
             self.hub.notify(playing.run_id)
 
-    def _orphaned(self, run_ids: list[str]) -> None:
-        task = asyncio.ensure_future(self.recover(set(run_ids)))
+    def _orphaned(self, orphans: Orphans) -> None:
+        task = asyncio.ensure_future(self._take_over(orphans))
         task.add_done_callback(self._recovered)
+
+    async def _take_over(self, orphans: Orphans) -> list[str]:
+        """End what a dead worker's runs asked for — the run whose agent stalled it, the
+        runs being cancelled — and resume the others."""
+        ending = dict.fromkeys(orphans.cancelled, "cancelled")
+        if orphans.stalled in orphans.run_ids:
+            ending.setdefault(orphans.stalled, "failed")
+        if ending:
+            await asyncio.to_thread(self._end, ending)
+        return await self.recover(set(orphans.run_ids) - set(ending))
+
+    def _end(self, ending: dict[str, str]) -> None:
+        for run_id, status in ending.items():
+            if status == "cancelled":
+                end_run(self.store, run_id, "cancelled")
+            elif self.service.fail(run_id, AGENT_STALLED):
+                log.warning("ended eval run %s: %s", run_id, AGENT_STALLED.message)
+            self.hub.notify(run_id)
 
     @staticmethod
     def _recovered(task: asyncio.Future[list[str]]) -> None:
@@ -148,6 +245,7 @@ class RunManager:
         except Exception:
             log.exception("eval run %s failed", active.run_id)
         finally:
+            self.slots.give()
             self.tasks.pop(active.run_id, None)
             self.active.pop(active.run_id, None)
             self.hub.notify(active.run_id)
@@ -159,7 +257,7 @@ class RunManager:
                 await asyncio.to_thread(self.forward_cancel, run_id)
             return
         active.cancel()
-        await asyncio.wait([task], timeout=30)
+        await asyncio.wait([task], timeout=CANCEL_WAIT_S)
 
     async def recover(self, only: set[str] | None = None) -> list[str]:
         """Resume or end every unfinished run (``only`` these: a replica's, whose leases it
@@ -170,21 +268,28 @@ class RunManager:
                 self.executor.connect()
             except RunError as exc:
                 log.warning("trials on Ray cannot run yet: %s", exc)
-        ready = await asyncio.to_thread(self._recoverable, only)
-        for active in ready:
+        free = 0 if self.slots.waiting else self.slots.running - self.slots.held
+        ready = await asyncio.to_thread(self._recoverable, only, free)
+        for active in ready:  # in the order they were created: the first take the slots
             self.launch(active)
             log.info("resumed eval run %s", active.run_id)
         return [active.run_id for active in ready]
 
-    def _recoverable(self, only: set[str] | None) -> list[ActiveRun]:
-        ready = []
-        for run in self.store.unfinished_runs():
+    def _recoverable(self, only: set[str] | None, free: int) -> list[ActiveRun]:
+        """The runs to resume, oldest first; those past the ``free`` slots stay
+        ``pending``, to wait for one."""
+        ready: list[ActiveRun] = []
+        unfinished = sorted(self.store.unfinished_runs(), key=lambda r: (r.created_at, r.run_id))
+        for run in unfinished:
             if run.run_id in self.tasks or not run.agent_spec.startswith(HOST_AGENT):
                 continue  # a run of the command line is resumed with `run --resume`
             if only is not None and run.run_id not in only:
                 continue  # another replica's
             active = self._resume(run)
             if active is not None:
+                if len(ready) >= free:
+                    self.store.set_status(run.run_id, "pending")
+                    active.run = replace(active.run, status="pending")
                 ready.append(active)
             self.hub.notify(run.run_id)
         return ready

@@ -31,7 +31,11 @@ from .inputs import (
     is_text,
     run_status,
 )
+from .slots import LineFullError
 from .state import HostState, Settle, host, idempotent, json_body, principal, respond
+
+QUEUE_RETRY_AFTER_S = 5
+"""``Retry-After`` of a run refused because the queue is full (docs/host.md#run-queue)."""
 
 CREATE_KEYS = {
     "mode",
@@ -122,15 +126,40 @@ async def create_run(request: Request) -> JSONResponse:
     async def handler(settle: Settle) -> tuple[int, Any]:
         # Checking the baseline and fixture runs and creating the run read and write the
         # store: a worker thread does it all; the run's task starts on the loop.
-        active, answer = await asyncio.to_thread(_create, state, who, body, settle)
-        state.manager.launch(active)
+        slots = state.manager.slots
+        try:
+            admission = slots.admit()
+        except LineFullError:
+            raise queue_full(slots.running, slots.queued) from None
+        try:
+            active, answer = await asyncio.to_thread(
+                _create, state, who, body, settle, admission.queued
+            )
+        except BaseException:
+            slots.settle(admission)
+            raise
+        state.manager.launch(active, admission)
         return 201, answer
 
     return await idempotent(request, who, "runs.create", body, handler)
 
 
+def queue_full(running: int, queued: int) -> ApiError:
+    return ApiError(
+        503,
+        "service_unavailable",
+        "the host runs as many runs as it may and its queue is full; retry later",
+        {
+            "retryAfterSeconds": QUEUE_RETRY_AFTER_S,
+            "maxRunningRuns": running,
+            "maxQueuedRuns": queued,
+        },
+        {"Retry-After": str(QUEUE_RETRY_AFTER_S)},
+    )
+
+
 def _create(
-    state: HostState, who: Principal, body: Any, settle: Settle
+    state: HostState, who: Principal, body: Any, settle: Settle, queued: bool = False
 ) -> tuple[ActiveRun, dict[str, Any]]:
     if not isinstance(body, dict):
         raise validation("the body must be a JSON object")
@@ -173,6 +202,7 @@ def _create(
         **({"fixtureRuns": body["fixtureRuns"]} if "fixtureRuns" in body else {}),
     }
     manager = state.manager
+    status = "pending" if queued else "running"  # a queued run waits for a slot
     try:
         active = manager.prepare(
             who.tenant,
@@ -182,19 +212,20 @@ def _create(
             extra,
             recording,
             terms,
-            lambda run_id: settle(201, _created(run_id)),  # kept with the run, or neither
+            lambda run_id: settle(201, _created(run_id, status)),  # kept with the run, or neither
+            queued,
         )
     except RunError as exc:  # what the runner needs beyond the checks above
         raise validation(f"the run cannot start: {exc}") from None
-    return active, _created(active.run_id)
+    return active, _created(active.run_id, status)
 
 
-def _created(run_id: str) -> dict[str, Any]:
+def _created(run_id: str, status: str) -> dict[str, Any]:
     """The answer to the ``POST /runs`` that created ``run_id``."""
     path = f"/runs/{project(run_id)}"
     return {
         "runId": run_id,
-        "status": "running",
+        "status": status,
         "eventsUrl": f"{path}/events",
         "statusUrl": path,
     }

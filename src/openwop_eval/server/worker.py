@@ -10,6 +10,11 @@ Server-Sent Events frames, then the commit's wake-up: the host's streams fan out
 worker wrote without reading it back, and the run does not share an interpreter lock with
 them. The host stops its runs here before it closes the connection; a worker whose host
 died dies with it, with no write after, and the host's next start resumes the runs.
+
+A watchdog (watchdog.py) sees an agent block this worker's event loop for ``agent_stall_s``:
+it tells the host which run's agent did, and the worker exits at once — the only way to
+take the loop back from code that does not yield. The host ends that run ``agent_stalled``
+and resumes the others in a new worker, from what they committed.
 """
 
 from __future__ import annotations
@@ -22,20 +27,25 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
+from functools import partial
 from multiprocessing.connection import Connection
 from typing import Any
 
 from .. import collector
 from ..lifeline import die_with
-from ..runner import ActiveRun, RunEndedError, RunError, RunService
+from ..runner import ActiveRun, RunEndedError, RunError, RunService, trial
 from ..runner.ending import AGENT_GONE
 from ..store import EventRow, Store
 from ..store.host import HostStore
 from .catalog import Catalog
 from .evidence import evidence_key, sealer
 from .feed import FeedingStore, frames_of
+from .watchdog import Watchdog
 
 log = logging.getLogger("openwop_eval.server.worker")
+
+STALLED_EXIT = 3
+"""The exit code of a worker whose watchdog saw its event loop stall."""
 
 
 class Outbox:
@@ -79,6 +89,11 @@ class Worker:
         self.runs: dict[str, ActiveRun | None] = {}  # None: being reopened
         self.asked: dict[str, str] = {}  # "cancel" or "stop", asked before it was ready
         self.tasks: set[asyncio.Task[None]] = set()
+
+    def executions(self) -> dict[int, str]:
+        """The runs playing here, by the identity of their execution (the watchdog's
+        thread reads it while the loop is held)."""
+        return {id(a.execution): r for r, a in list(self.runs.items()) if a is not None}
 
     def handle(self, message: tuple[Any, ...]) -> None:
         kind, run_id = message[0], message[1]
@@ -140,6 +155,18 @@ class Worker:
             return None
 
 
+def _stalled(outbox: Outbox, run_id: str, seconds: float) -> None:
+    """On the watchdog's thread: the loop is held and cannot be taken back; say whose run
+    held it and stop, with no further commit (the host resumes the others)."""
+    log.error(
+        "an agent held the run worker's event loop for %.1f s (eval run %s); the worker stops",
+        seconds,
+        run_id,
+    )
+    outbox.send("stalled", run_id)
+    os._exit(STALLED_EXIT)
+
+
 async def serve(conn: Connection) -> None:
     config, url, lease, paths = conn.recv()
     sys.path[:] = paths
@@ -165,6 +192,9 @@ async def serve(conn: Connection) -> None:
             loop.call_soon_threadsafe(worker.handle, message)
 
     threading.Thread(target=receive, name="openwop-eval-worker-inbox", daemon=True).start()
+    stall_s = config.limits.agent_stall_s
+    agent_calls = {trial._invoke.__code__}  # where a trial waits on its agent
+    Watchdog(loop, stall_s, worker.executions, partial(_stalled, outbox), agent_calls).start()
     outbox.send("ready", None)
     await closed
     if worker.runs:

@@ -24,7 +24,7 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any, Final
@@ -54,6 +54,16 @@ class WorkerError(RuntimeError):
     """A run worker did not start."""
 
 
+@dataclass(frozen=True)
+class Orphans:
+    """The runs of a worker that died: to resume, except the one whose agent stalled it
+    (ended ``agent_stalled``) and those the host had asked to cancel (ended cancelled)."""
+
+    run_ids: list[str]
+    stalled: str | None = None
+    cancelled: set[str] = field(default_factory=set)
+
+
 @dataclass(eq=False)
 class WorkerRun:
     """A run playing in a worker, as the host's run manager holds it."""
@@ -67,6 +77,7 @@ class WorkerRun:
         return self.run.run_id
 
     def cancel(self) -> None:
+        self.worker.cancelled.add(self.run_id)
         self.worker.send("cancel", self.run_id)
 
     def stop(self) -> None:
@@ -80,6 +91,10 @@ class Worker:
     outbox: Outbox
     runs: dict[str, WorkerRun] = field(default_factory=dict)
     lost: bool = False
+    cancelled: set[str] = field(default_factory=set)
+    """Runs the host asked it to cancel."""
+    stalled: str | None = None
+    """The run whose agent held its event loop, as its watchdog said before it exited."""
 
     @property
     def conn(self) -> Connection:
@@ -96,8 +111,8 @@ class RunWorkers:
         self.workers: list[Worker] = []
         self.feed: Feed | None = None
         self.hub: Hub | None = None
-        self.on_lost: Callable[[list[str]], object] | None = None
-        """Called on the loop with the ids of the runs a worker that died was playing."""
+        self.on_lost: Callable[[Orphans], object] | None = None
+        """Called on the loop with the runs a worker that died was playing."""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closing = False
         self._replacing: set[asyncio.Future[None]] = set()
@@ -160,6 +175,13 @@ class RunWorkers:
     def available(self) -> bool:
         return any(not w.lost for w in self.workers)
 
+    async def available_soon(self) -> bool:
+        """Whether a worker can take a run, once the replacements under way are done (a
+        run started meanwhile would play in the host's process)."""
+        while not self.available and self._replacing:
+            await asyncio.wait(list(self._replacing))
+        return self.available
+
     def _read(self, worker: Worker) -> None:
         """The worker's messages, read off the loop and handled on it, in order."""
         assert self._loop is not None
@@ -183,6 +205,8 @@ class RunWorkers:
             self.hub.notify(run_id)
         elif kind == "commit":
             self.hub.notify(run_id)
+        elif kind == "stalled":
+            worker.stalled = run_id
         elif kind == "ended":
             playing = worker.runs.pop(run_id, None)
             if playing is not None and not playing.ended.done():
@@ -194,7 +218,7 @@ class RunWorkers:
         if worker.lost:
             return
         worker.lost = True
-        orphans = list(worker.runs)
+        orphans = Orphans(list(worker.runs), worker.stalled, worker.cancelled & set(worker.runs))
         for playing in worker.runs.values():
             if not playing.ended.done():
                 playing.ended.set_result(None)
@@ -205,15 +229,18 @@ class RunWorkers:
             self._replacing.add(task)
             task.add_done_callback(self._replacing.discard)
 
-    async def _replace(self, dead: Worker, orphans: Sequence[str]) -> None:
+    async def _replace(self, dead: Worker, orphans: Orphans) -> None:
         code = await asyncio.to_thread(self._reap, dead)
-        log.error("a run worker stopped (exit %s); starting another", code)
+        if dead.stalled is None:
+            log.error("a run worker stopped (exit %s); starting another", code)
+        else:
+            log.error("an agent stalled a run worker (eval run %s); starting another", dead.stalled)
         try:
             self.workers.append(await self._spawn())
         except WorkerError as exc:
             log.error("%s; runs play in the host's process until it restarts", exc)
-        if orphans and self.on_lost is not None:
-            self.on_lost(list(orphans))
+        if orphans.run_ids and self.on_lost is not None:
+            self.on_lost(orphans)
 
     async def close(self) -> None:
         """End every worker's connection (which stops its runs, left open) and wait for

@@ -112,7 +112,7 @@ class Leases:
         return bool(done)
 
     def take_expired(self, limit: int = 50, every: bool = False) -> list[str]:
-        """Claim running host runs whose lease expired, that never had one, or that this
+        """Claim unfinished host runs whose lease expired, that never had one, or that this
         replica held before a restart: at most ``limit``, each by exactly one replica however
         many look at once. ``every``: all of them, whoever held them (the only replica)."""
         with self.store.transaction() as tx:
@@ -127,7 +127,7 @@ class Leases:
                 sa.select(runs.c.run_id)
                 .select_from(joined)
                 .where(
-                    (runs.c.status == "running")
+                    runs.c.status.in_(("pending", "running"))  # pending: waiting to play
                     & runs.c.agent_spec.startswith(HOST_AGENT)
                     & (sa.true() if every else free)
                 )
