@@ -223,6 +223,7 @@ def create_app(
             Exception: handle_unexpected,  # the last resort: a content-free 500 envelope
         },
     )
+    app.router.redirect_slashes = False  # `/runs/` is no route: a 404, never a redirect
     app.state.host = state
     app.add_middleware(ProtocolMiddleware)
     return app
