@@ -5,27 +5,24 @@ server, which would drop the connection unannounced and reset the client's next 
 from __future__ import annotations
 
 import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
 
 from openwop_eval.server import create_app
 from openwop_eval.store import Store
 from openwop_eval.wire import project
 from tests.server.inprocess import ANSWER_S, host_config
+from tests.server.served import serving
 
 RUN = project("acme/" + "0" * 24)
 
 
 @pytest.fixture
 def failing_host(tmp_path: Path) -> Iterator[int]:
-    """The app under uvicorn on a free loopback port, its store failing every run read;
-    the port."""
+    """The app under uvicorn on loopback, its store failing every run read; the port."""
     database = f"sqlite:///{tmp_path / 'host.sqlite'}"
     store = Store(database)
 
@@ -33,23 +30,8 @@ def failing_host(tmp_path: Path) -> Iterator[int]:
         raise RuntimeError("secret detail from deep inside")
 
     store.get_run = broken  # type: ignore[method-assign]
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        sock.listen()
-        app = create_app(host_config(database), store)
-        server = uvicorn.Server(uvicorn.Config(app, log_level="critical"))
-        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-        thread.start()
-        deadline = time.monotonic() + ANSWER_S
-        while not server.started:
-            assert time.monotonic() < deadline, "uvicorn did not start"
-            assert thread.is_alive(), "uvicorn exited"
-            time.sleep(0.01)  # waiting for the server to listen, not timing it
-        try:
-            yield sock.getsockname()[1]
-        finally:
-            server.should_exit = True
-            thread.join(ANSWER_S)
+    with serving(create_app(host_config(database), store)) as url:
+        yield int(url.rsplit(":", 1)[1])
 
 
 def exchange(conn: socket.socket, path: str) -> tuple[int, dict[str, str], bytes]:

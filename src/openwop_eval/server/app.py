@@ -40,6 +40,7 @@ from .errors import (
 from .feed import Feed, FeedingStore
 from .hub import Hub
 from .manager import RunManager
+from .openapi import openapi
 from .replicas import Replica, SqliteLock, replica_id
 from .report import run_report
 from .runs import cancel_run, create_run, eval_summary, get_run, list_runs
@@ -104,6 +105,7 @@ async def discovery(request: Request) -> Response:
 
 ROUTES = [
     Route("/.well-known/openwop", discovery, methods=["GET"]),
+    Route("/openapi.json", openapi, methods=["GET"]),
     Route("/runs", create_run, methods=["POST"]),
     Route("/runs", list_runs, methods=["GET"]),
     Route("/runs/{run_id}:diff", run_diff_route, methods=["GET"]),  # before /runs/{run_id}
