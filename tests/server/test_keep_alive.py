@@ -34,11 +34,15 @@ def failing_host(tmp_path: Path) -> Iterator[int]:
         yield int(url.rsplit(":", 1)[1])
 
 
-def exchange(conn: socket.socket, path: str) -> tuple[int, dict[str, str], bytes]:
-    """Send one keep-alive GET on ``conn`` and read its whole response."""
-    conn.sendall(
-        f"GET {path} HTTP/1.1\r\nHost: host\r\nAuthorization: Bearer acme-key\r\n\r\n".encode()
+def exchange(
+    conn: socket.socket, path: str, method: str = "GET", body: bytes = b""
+) -> tuple[int, dict[str, str], bytes]:
+    """Send one keep-alive request on ``conn`` and read its whole response."""
+    head = (
+        f"{method} {path} HTTP/1.1\r\nHost: host\r\nAuthorization: Bearer acme-key\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
     )
+    conn.sendall(head.encode() + body)
     data = b""
     while b"\r\n\r\n" not in data:
         chunk = conn.recv(65536)
@@ -65,3 +69,17 @@ def test_after_a_500_the_connection_serves_the_next_request(failing_host: int) -
             assert status == 200
             status, _, _ = exchange(conn, f"/runs/{RUN}")
             assert status == 500
+
+
+def test_after_a_500_before_the_body_was_read_the_connection_serves_the_next_request(
+    failing_host: int,
+) -> None:
+    """The cancel route fails on the run read, before it reads the body: the unread body
+    must not be taken for the next request."""
+    body = b'{"reason": "' + b"x" * 50_000 + b'"}'
+    with socket.create_connection(("127.0.0.1", failing_host), timeout=ANSWER_S) as conn:
+        status, headers, _ = exchange(conn, f"/runs/{RUN}/cancel", "POST", body)
+        assert status == 500
+        if headers.get("connection", "").lower() != "close":
+            status, _, answer = exchange(conn, "/.well-known/openwop")
+            assert status == 200, answer
