@@ -41,6 +41,8 @@ MAX_OPERATION_CHARS: Final = 120
 MAX_CURSOR_CHARS: Final = 1024
 MAX_JSON_DEPTH: Final = 64
 """Nested arrays and objects in a body, the body itself counting as one."""
+MAX_PATH_CHARS: Final = 200
+"""The JSONPath that locates a repeated key in a body is cut to this many characters."""
 MAX_SAFE_INTEGER: Final = 2**53 - 1
 """I-JSON: RFC 8785 (the request hash) represents integers exactly only up to this."""
 MAX_SEQUENCE: Final = 2**63 - 1
@@ -222,8 +224,6 @@ class _Pairs(list[tuple[str, Any]]):
     """An object as its key/value pairs, in order (only to locate a repeated key)."""
 
 
-MAX_PATH_CHARS: Final = 200
-"""A located error's JSON path is cut to this many characters."""
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 
 
@@ -234,16 +234,16 @@ def _step(key: str) -> str:
 
 
 def _duplicate_path(raw: bytes) -> str:
-    """The JSONPath (``$.a[0].b``) of the first repeated key in the body, read again only
-    on this refusal; ``$`` when the rest of the body does not decode."""
+    """The JSONPath (``$.a[0].b``) of the first repeated key in the body, which is read
+    again for it only on this refusal (``$`` should that fail)."""
     try:
         tree = json.loads(raw, object_pairs_hook=_Pairs)
     except (ValueError, RecursionError):
         return "$"
-    return duplicate_key_path(tree)
+    return _first_repeat(tree)
 
 
-def duplicate_key_path(tree: Any) -> str:
+def _first_repeat(tree: Any) -> str:
     """The path of the first repeated key, depth first, in a tree of :class:`_Pairs`."""
     stack: list[tuple[Any, str]] = [(tree, "$")]
     while stack:

@@ -273,10 +273,16 @@ async def list_runs(request: Request) -> JSONResponse:
     suite_id = None if workflow is None else workflow_suite(workflow)
     if workflow is not None and suite_id is None:  # no eval run is of that workflow
         return respond(200, {"runs": []})
-    listed = partial(
-        state.store.list_runs, who.tenant, status=status, suite_id=suite_id, before=before
+    runs = await asyncio.to_thread(  # filtered in the query, so a page is a page of matches
+        partial(
+            state.store.list_runs,
+            who.tenant,
+            status=status,
+            suite_id=suite_id,
+            limit=limit + 1,
+            before=before,
+        )
     )
-    runs = await asyncio.to_thread(listed, limit=limit + 1)  # filtered by the query: one page
     body: dict[str, Any] = {"runs": [snapshot(r) for r in runs[:limit]]}
     if len(runs) > limit:
         last = runs[limit - 1]
