@@ -10,10 +10,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import httpx
+import jsonschema
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
+from schemathesis.specs.openapi.definitions import OPENAPI_31
 from starlette.routing import Route
 
 from openwop_eval.deployments import STATES, TRANSITIONS
@@ -47,6 +49,16 @@ def test_the_document_has_every_route_and_no_other() -> None:
         if method in METHODS
     }
     assert routes == documented
+
+
+def test_the_document_is_valid_openapi_3_1() -> None:
+    """Against the OpenAPI 3.1 meta-schema (the copy schemathesis ships), and each schema
+    in it a valid JSON Schema 2020-12."""
+    document = shipped()
+    assert document["openapi"].startswith("3.1.")
+    jsonschema.Draft202012Validator(OPENAPI_31).validate(document)
+    for schema in document["components"]["schemas"].values():
+        jsonschema.Draft202012Validator.check_schema(schema)
 
 
 def _schema(name: str) -> dict[str, Any]:
