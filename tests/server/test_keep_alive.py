@@ -30,8 +30,11 @@ def failing_host(tmp_path: Path) -> Iterator[int]:
         raise RuntimeError("secret detail from deep inside")
 
     store.get_run = broken  # type: ignore[method-assign]
-    with serving(create_app(host_config(database), store)) as url:
-        yield int(url.rsplit(":", 1)[1])
+    try:
+        with serving(create_app(host_config(database), store)) as url:
+            yield int(url.rsplit(":", 1)[1])
+    finally:
+        store.close()
 
 
 def exchange(

@@ -24,6 +24,7 @@ from openwop_eval.server.app import ROUTES
 from openwop_eval.server.deploy import TRANSITION_KEYS
 from openwop_eval.server.openapi import openapi_document, shipped
 from openwop_eval.server.runs import CREATE_KEYS
+from openwop_eval.store import Store
 from tests.server.inprocess import AppHost, host_config
 from tests.server.served import serving
 
@@ -117,8 +118,12 @@ cases still must get no 5xx and an answer the document describes."""
 @pytest.fixture
 def live(database: str) -> Iterator[str]:
     """The standard host under uvicorn on loopback, on a fresh database; its base URL."""
-    with serving(create_app(host_config(database))) as url:
-        yield url
+    store = Store(database)
+    try:
+        with serving(create_app(host_config(database), store)) as url:
+            yield url
+    finally:
+        store.close()  # its pooled connections, before the database is dropped
 
 
 def test_an_api_fuzzer_finds_no_5xx_and_no_undocumented_answer(live: str) -> None:
