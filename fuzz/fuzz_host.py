@@ -7,8 +7,8 @@
 Every route of the route table gets hostile path ids, query parameters, headers and bodies,
 on a loopback host with two tenants, a read-only key and gated promotions. A crash is a 5xx
 or a broken connection (an SSE stream cut mid-response too), a hang no complete answer
-within ``--timeout`` s, a violation a 4xx without the error envelope or a gated deployment
-no passing run admits. Exits 1 on any; prints ``requests sent / crashes / hangs`` last.
+within ``--timeout`` s, a violation a redirect, a 4xx without the error envelope or a gated
+deployment no passing run admits. Exits 1 on any; prints ``requests sent / crashes / hangs`` last.
 """
 
 from __future__ import annotations
@@ -246,7 +246,12 @@ class Hostile:
             return r.choice(
                 [None, r.randbytes(r.randrange(200)), json.dumps(self.value()).encode()]
             )
-        return json.dumps(fields, allow_nan=True).encode()
+        raw = json.dumps(fields, allow_nan=True).encode()
+        if fields and r.random() < 0.2:  # a key given twice: refused, whichever value
+            key = r.choice(list(fields))
+            again = json.dumps(r.choice([self.value(), r.choice(self.pool)]), allow_nan=True)
+            raw = raw[:-1] + f", {json.dumps(key)}: {again}}}".encode()
+        return raw
 
     @staticmethod
     def sendable(text: str) -> bytes:
@@ -314,6 +319,10 @@ def judge(client: httpx.Client, request: tuple[Any, ...], timeout: float) -> Out
     text = b"".join(chunks)
     if response.status_code >= 500:
         return "crash", f"{where}: {response.status_code} {text[:200]!r}"
+    if 300 <= response.status_code < 400 and response.status_code != 304:
+        return "violation", f"{where}: a {response.status_code} redirect"
+    if "location" in response.headers:
+        return "violation", f"{where}: a Location header"
     if response.status_code >= 400 and not envelope(response, text):
         return "violation", f"{where}: {response.status_code} without the error envelope"
     return "ok", where

@@ -20,7 +20,9 @@ from hypothesis import strategies as st
 from starlette.routing import Route
 
 from openwop_eval.deployments import lands_gated
+from openwop_eval.server import inputs
 from openwop_eval.server.app import ROUTES
+from openwop_eval.server.errors import ApiError
 from openwop_eval.server.inputs import QUERY_PARAMETERS
 from openwop_eval.wire import project
 from tests.server.inprocess import CAREFUL, GATE_SUITE, MOCK, REFUNDS_SUITE, AppHost
@@ -169,6 +171,28 @@ def transition_bodies(pool: Pool) -> st.SearchStrategy[dict[str, Any]]:
     return mutated(base, fields)
 
 
+def repeated(body: dict[str, Any], value: Any) -> bytes:
+    """The body with its first key given again, with ``value``, at the end."""
+    first = next(iter(body))
+    return encoded(body)[:-1] + b", " + encoded(first) + b": " + encoded(value) + b"}"
+
+
+def repeating_bodies(pool: Pool) -> st.SearchStrategy[bytes]:
+    """A run request or a transition, one the host decodes, whose first key comes twice."""
+    return st.builds(
+        repeated,
+        st.one_of(create_bodies(pool), transition_bodies(pool)).filter(decodes),
+        st.sampled_from([*pool.ids, MOCK, CAREFUL, "active", None, 1, [], {}]),
+    )
+
+
+def decodes(body: dict[str, Any]) -> bool:
+    try:
+        return bool(inputs.parse_json(encoded(body)))
+    except ApiError:
+        return False
+
+
 def bodies(pool: Pool) -> st.SearchStrategy[bytes | None]:
     deep = st.builds(
         lambda opener, n: opener * n + (b"]" if opener == b"[" else b"}") * n,
@@ -180,6 +204,7 @@ def bodies(pool: Pool) -> st.SearchStrategy[bytes | None]:
         st.just(b""),
         create_bodies(pool).map(encoded),
         transition_bodies(pool).map(encoded),
+        repeating_bodies(pool),
         JSON_VALUES.map(encoded),
         deep,
         st.binary(max_size=200),
@@ -250,6 +275,8 @@ def paths(pool: Pool) -> st.SearchStrategy[tuple[str, str]]:
 def check_contract(app: AppHost, pool: Pool, response: httpx.Response) -> None:
     where = f"{response.request.method} {response.request.url.raw_path[:300]!r}"
     assert response.status_code < 500, (where, response.status_code, response.text[:500])
+    assert not 300 <= response.status_code < 400 or response.status_code == 304, where
+    assert "location" not in response.headers, where  # no redirect, least of all off-host
     assert response.headers.get("OpenWOP-Version") == "2.0", where
     if response.status_code >= 400:
         assert response.headers["content-type"].startswith("application/json"), where
@@ -297,6 +324,7 @@ def test_every_route_is_fuzzed(pool: Pool) -> None:
     served = {(m, r.path) for r in routes for m in (r.methods or set()) - {"HEAD"}}
     assert served == {  # the table of docs/host.md
         ("GET", "/.well-known/openwop"),
+        ("GET", "/openapi.json"),
         ("POST", "/runs"),
         ("GET", "/runs"),
         ("GET", "/runs/{run_id}"),
@@ -349,6 +377,26 @@ def test_hostile_bodies_on_the_writing_routes(app: AppHost, pool: Pool) -> None:
         if data.draw(st.booleans(), "idempotent"):
             header_list.append((b"Idempotency-Key", data.draw(st.sampled_from([b"a", b"b"]))))
         check_contract(app, pool, send(app, "POST", path, "", header_list, body))
+
+    fuzz()
+
+
+def test_a_body_that_repeats_a_key_is_refused_on_the_writing_routes(
+    app: AppHost, pool: Pool
+) -> None:
+    """Whatever the key and the values, before a scope, the gate or the store sees it."""
+
+    @FUZZ
+    @given(
+        path=st.sampled_from(["/runs", f"/agents/{CAREFUL}/deployments"]),
+        body=repeating_bodies(pool),
+    )
+    def fuzz(path: str, body: bytes) -> None:
+        response = send(app, "POST", path, "", [(b"Authorization", b"Bearer acme-key")], body)
+        check_contract(app, pool, response)
+        assert response.status_code == 400, response.text
+        assert response.json()["error"] == "validation_error"
+        assert response.json()["details"]["path"].startswith("$")
 
     fuzz()
 

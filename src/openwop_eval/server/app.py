@@ -14,7 +14,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import __version__
 from ..core import names as n
@@ -42,6 +42,7 @@ from .feed import Feed, FeedingStore
 from .gate import Gate
 from .hub import Hub
 from .manager import RunManager
+from .openapi import openapi
 from .replicas import Replica, SqliteLock, replica_id
 from .report import run_report
 from .runs import cancel_run, create_run, eval_summary, get_run, list_runs
@@ -106,6 +107,7 @@ async def discovery(request: Request) -> Response:
 
 ROUTES = [
     Route("/.well-known/openwop", discovery, methods=["GET"]),
+    Route("/openapi.json", openapi, methods=["GET"]),
     Route("/runs", create_run, methods=["POST"]),
     Route("/runs", list_runs, methods=["GET"]),
     Route("/runs/{run_id}:diff", run_diff_route, methods=["GET"]),  # before /runs/{run_id}
@@ -160,6 +162,36 @@ class ProtocolMiddleware:
             path = raw.split(b"?")[0].replace(b"%2F", b"~2F").replace(b"%2f", b"~2F")
             scope = {**scope, "path": unquote(path.decode("latin-1"))}
         await self.app(scope, receive, send)
+
+
+class LastResortMiddleware:
+    """Answer anything unexpected with the content-free 500 envelope and keep the
+    connection: Starlette's own last resort re-raises after answering, and the server then
+    drops the keep-alive connection unannounced, resetting the client's next request on it.
+    An exception after the response started still propagates: the server must cut that
+    response short."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def sending(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        except Exception as exc:
+            if started:
+                raise
+            response = await handle_unexpected(Request(scope), exc)
+            await response(scope, receive, send)
 
 
 async def _refuse(
@@ -227,9 +259,10 @@ def create_app(
         exception_handlers={
             ApiError: handle_api_error,
             HTTPException: handle_http_error,
-            Exception: handle_unexpected,  # the last resort: a content-free 500 envelope
         },
     )
+    app.router.redirect_slashes = False  # `/runs/` is no route: a 404, never a redirect
     app.state.host = state
     app.add_middleware(ProtocolMiddleware)
+    app.add_middleware(LastResortMiddleware)  # outermost of ours: a content-free 500
     return app

@@ -18,6 +18,7 @@ from typing import Any, Final, TypeGuard
 
 from starlette.requests import Request
 
+from ..core.suite import SUITE_ID_PATTERN
 from ..limits import MAX_SUITE_ID_CHARS, MAX_SUITE_VERSION_CHARS
 from .errors import ApiError, validation
 
@@ -40,6 +41,8 @@ MAX_OPERATION_CHARS: Final = 120
 MAX_CURSOR_CHARS: Final = 1024
 MAX_JSON_DEPTH: Final = 64
 """Nested arrays and objects in a body, the body itself counting as one."""
+MAX_PATH_CHARS: Final = 200
+"""The JSONPath that locates a repeated key in a body is cut to this many characters."""
 MAX_SAFE_INTEGER: Final = 2**53 - 1
 """I-JSON: RFC 8785 (the request hash) represents integers exactly only up to this."""
 MAX_SEQUENCE: Final = 2**63 - 1
@@ -78,6 +81,7 @@ _SEQUENCE = re.compile(r"-?[0-9]{1,19}")  # ASCII digits only: int() also takes 
 _INTEGER = re.compile(r"[0-9]{1,9}")
 _SECONDS = re.compile(r"[0-9]{1,3}(?:\.[0-9]{1,6})?")
 _KEY = re.compile(rf"[\x20-\x7e]{{1,{MAX_IDEMPOTENCY_KEY_CHARS}}}")
+_SUITE_ID = re.compile(SUITE_ID_PATTERN)
 _STAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]{8,15}Z")
 
 
@@ -127,6 +131,15 @@ def run_status(value: str | None) -> str | None:
     return value
 
 
+def workflow_suite(value: str) -> str | None:
+    """The suite id of an eval run's ``workflowId`` (``eval:<suiteId>``); ``None`` when the
+    value names no workflow an eval run of this host can have (its filter matches nothing)."""
+    suite_id = value.removeprefix("eval:")
+    if suite_id == value or len(suite_id) > MAX_SUITE_ID_CHARS:
+        return None
+    return suite_id if _SUITE_ID.fullmatch(suite_id) is not None else None
+
+
 def cursor_parts(stamp: str, run_id: str) -> bool:
     """Whether a decoded page cursor is one this host could have minted."""
     return _STAMP.fullmatch(stamp) is not None and is_run_id(run_id)
@@ -173,16 +186,78 @@ def _int(text: str) -> int:
     return number
 
 
+class _DuplicateKeyError(Exception):
+    """An object of the body repeats a key (not a ValueError: the decoder's own are)."""
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        raise _DuplicateKeyError
+    return value
+
+
 def parse_json(raw: bytes) -> Any:
-    """Decode a request body, refusing what the store or the canonical JSON cannot hold."""
+    """Decode a request body, refusing what the store or the canonical JSON cannot hold,
+    and an object that repeats a key: readers disagree on which of the two counts."""
     try:
-        value = json.loads(raw, parse_constant=_constant, parse_float=_float, parse_int=_int)
+        value = json.loads(
+            raw,
+            object_pairs_hook=_object,
+            parse_constant=_constant,
+            parse_float=_float,
+            parse_int=_int,
+        )
     except RecursionError:
         raise _too_deep() from None
+    except _DuplicateKeyError:
+        raise validation(
+            "an object in the body repeats a key", {"path": _duplicate_path(raw)}
+        ) from None
     except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         raise validation(f"the body is not valid JSON: {exc}") from None
     _check_tree(value)
     return value
+
+
+class _Pairs(list[tuple[str, Any]]):
+    """An object as its key/value pairs, in order (only to locate a repeated key)."""
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+
+
+def _step(key: str) -> str:
+    """A key as a JSONPath step; one that is not a short plain name is ``[*]`` (no content
+    of the body is echoed)."""
+    return f".{key}" if _NAME.fullmatch(key) else "[*]"
+
+
+def _duplicate_path(raw: bytes) -> str:
+    """The JSONPath (``$.a[0].b``) of the first repeated key in the body, which is read
+    again for it only on this refusal (``$`` should that fail)."""
+    try:
+        tree = json.loads(raw, object_pairs_hook=_Pairs)
+    except (ValueError, RecursionError):
+        return "$"
+    return _first_repeat(tree)
+
+
+def _first_repeat(tree: Any) -> str:
+    """The path of the first repeated key, depth first, in a tree of :class:`_Pairs`."""
+    stack: list[tuple[Any, str]] = [(tree, "$")]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, _Pairs):
+            seen: set[str] = set()
+            for key, _ in node:
+                if key in seen:
+                    return (path + _step(key))[:MAX_PATH_CHARS]
+                seen.add(key)
+            stack.extend((child, path + _step(key)) for key, child in reversed(node))
+        elif isinstance(node, list):
+            stack.extend((child, f"{path}[{i}]") for i, child in reversed(list(enumerate(node))))
+    return "$"
 
 
 def _too_deep() -> ApiError:

@@ -30,6 +30,7 @@ from .inputs import (
     is_run_id,
     is_text,
     run_status,
+    workflow_suite,
 )
 from .slots import LineFullError
 from .state import HostState, Settle, host, idempotent, json_body, principal, respond
@@ -315,12 +316,20 @@ async def list_runs(request: Request) -> JSONResponse:
     limit = integer(query.get("limit", "20"), "limit", 1, state.config.limits.max_page_size)
     before = _decode_cursor(query["cursor"]) if "cursor" in query else None
     status = run_status(query.get("status"))
-    runs = await asyncio.to_thread(
-        partial(state.store.list_runs, who.tenant, status=status, limit=limit + 1, before=before)
-    )
     workflow = query.get("workflowId")
-    if workflow is not None:
-        runs = [r for r in runs if workflow_id(r.suite_id) == workflow]
+    suite_id = None if workflow is None else workflow_suite(workflow)
+    if workflow is not None and suite_id is None:  # no eval run is of that workflow
+        return respond(200, {"runs": []})
+    runs = await asyncio.to_thread(  # filtered in the query, so a page is a page of matches
+        partial(
+            state.store.list_runs,
+            who.tenant,
+            status=status,
+            suite_id=suite_id,
+            limit=limit + 1,
+            before=before,
+        )
+    )
     body: dict[str, Any] = {"runs": [snapshot(r) for r in runs[:limit]]}
     if len(runs) > limit:
         last = runs[limit - 1]

@@ -231,14 +231,17 @@ class Store:
         limit: int = 50,
         before: tuple[str, str] | None = None,
         suite: tuple[str, str] | None = None,
+        suite_id: str | None = None,
     ) -> list[RunRecord]:
         """Newest first; ``before`` is the (created_at, run_id) of the last row of a page;
-        ``suite`` keeps the runs of one (suiteId, version)."""
+        ``suite`` keeps the runs of one (suiteId, version), ``suite_id`` those of any version."""
         query = sa.select(*_LIGHT).order_by(runs.c.created_at.desc(), runs.c.run_id.desc())
         if tenant is not None:
             query = query.where(runs.c.tenant == tenant)
         if suite is not None:
             query = query.where((runs.c.suite_id == suite[0]) & (runs.c.suite_version == suite[1]))
+        if suite_id is not None:
+            query = query.where(runs.c.suite_id == suite_id)
         if status is not None:
             query = query.where(runs.c.status == status)
         if before is not None:
