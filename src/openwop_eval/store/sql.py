@@ -2,36 +2,40 @@
 
 Events are append-only; a trial's events and its diagnostics are committed in one
 transaction, so a run killed at any moment keeps every finished trial and nothing half-done.
+Every operation is retried on transient failures (store/retry.py), and a retried commit
+first looks whether its first attempt landed, so a batch is committed exactly once.
 """
 
 from __future__ import annotations
 
 import gc
 import json
+import logging
 import os
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import fields, replace
 from importlib import resources
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from .. import jsontext
 from ..clock import utc_stamp
-from ..core import OpenwopEvalError
 from .bulk import insert_rows, mark
 from .checkpoint import WalCheckpointer, fallback_pages
 from .fork import GATE, detach
+from .identity import FileIdentity, StoreGoneError
 from .records import EventRow, RunRecord, RunStatus
+from .retry import RETRY_S, StoreError, StoreUnavailableError, pause, transient
 from .schema import events, runs, trial_results
 
-
-class StoreError(OpenwopEvalError):
-    """The store cannot be opened or written."""
-
+__all__ = ["Store", "StoreError", "StoreUnavailableError", "Within", "default_url", "in_memory"]
+log = logging.getLogger("openwop_eval.store")
+T = TypeVar("T")
 
 Within: TypeAlias = Callable[[Connection], None]
 """Writes or checks done inside another operation's transaction."""
@@ -74,7 +78,8 @@ def _engine(url: str) -> Engine:
         path = sa.engine.make_url(url).database
         if not in_memory(url) and path and not path.startswith("file:"):  # a URI: as given
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-        engine = sa.create_engine(url, connect_args={"timeout": 30}, **_CODEC)
+        # A writer waits this long for another's lock before the retries (retry.py) take over.
+        engine = sa.create_engine(url, connect_args={"timeout": 5}, **_CODEC)
 
         @sa.event.listens_for(engine, "connect")
         def _pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -98,7 +103,38 @@ def _engine(url: str) -> Engine:
         return engine
     if url.startswith("postgresql://"):
         url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
-    return sa.create_engine(url, pool_pre_ping=True, **_CODEC)
+    return sa.create_engine(
+        url,
+        pool_pre_ping=True,
+        pool_timeout=POOL_TIMEOUT_S,
+        connect_args=_pg_connect_args(),
+        **_CODEC,
+    )
+
+
+CONNECT_TIMEOUT_S = 3
+"""PostgreSQL: how long opening a connection may take."""
+STATEMENT_TIMEOUT_MS = 15_000
+"""PostgreSQL: the longest a statement may run (the server cancels it: a transient failure)."""
+LOCK_TIMEOUT_MS = 5_000
+"""PostgreSQL: the longest a statement may wait for a row or table lock."""
+POOL_TIMEOUT_S = 5.0
+"""How long an operation waits for a free connection of the pool."""
+
+
+def _pg_connect_args() -> dict[str, Any]:
+    """Bounds on a stalled server: a connect timeout, per-session statement and lock
+    timeouts, and TCP keepalives and a user timeout, so a dead peer is noticed in seconds."""
+    options = f"-c statement_timeout={STATEMENT_TIMEOUT_MS} -c lock_timeout={LOCK_TIMEOUT_MS}"
+    return {
+        "connect_timeout": CONNECT_TIMEOUT_S,
+        "options": options,
+        "keepalives": 1,
+        "keepalives_idle": 5,
+        "keepalives_interval": 2,
+        "keepalives_count": 3,
+        "tcp_user_timeout": 10_000,
+    }
 
 
 def schema_revision(engine: Engine) -> str | None:
@@ -131,6 +167,8 @@ class Store:
         except (sa.exc.SQLAlchemyError, OSError, ImportError) as exc:
             raise StoreError(f"cannot open the store at {self.url}: {exc}") from exc
         self._checkpointer = _checkpointer(self.engine)
+        self._identity = FileIdentity.of(self.engine)
+        self.retry_s = RETRY_S
 
     def _migrate(self) -> None:
         if schema_revision(self.engine) == HEAD:
@@ -145,6 +183,8 @@ class Store:
         )
         with self.engine.begin() as connection:
             if connection.dialect.name == "postgresql":  # replicas starting at once: one migrates
+                connection.execute(sa.text("SET LOCAL statement_timeout = 0"))
+                connection.execute(sa.text("SET LOCAL lock_timeout = 0"))
                 connection.execute(
                     sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATING}
                 )
@@ -168,12 +208,37 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[Connection]:
-        """A transaction on the store; commits on success, rolls back on error."""
+        """A transaction on the store; commits on success, rolls back on error. Not
+        retried (:meth:`atomic` is): a transient failure raises :class:`StoreUnavailableError`."""
         try:
+            if self._identity is not None:
+                self._identity.check()
             with GATE.shared(), self.engine.begin() as connection:
                 yield connection
         except sa.exc.SQLAlchemyError as exc:
+            if transient(exc):
+                raise _unavailable(exc) from exc
             raise StoreError(f"store error: {exc}") from exc
+
+    def atomic(self, work: Callable[[Connection], T]) -> T:
+        """``work`` in one transaction, retried on transient failures for at most
+        ``retry_s`` seconds (store/retry.py); then :class:`StoreUnavailableError`. ``work`` may
+        run more than once, so it must read again what it decides on, and a write whose
+        first try may have landed unseen (a commit whose answer was lost) must look first."""
+        attempt, deadline = 0, time.monotonic() + self.retry_s
+        while True:
+            try:
+                with self.transaction() as tx:
+                    return work(tx)
+            except StoreGoneError:
+                raise  # until a restart: no retry brings the file back
+            except StoreUnavailableError as exc:
+                wait = pause(attempt)
+                if time.monotonic() + wait > deadline:
+                    raise
+                log.warning("the store failed for now, retrying: %s", exc.__cause__ or exc)
+                time.sleep(wait)
+                attempt += 1
 
     # --- runs ---------------------------------------------------------------------------
 
@@ -187,11 +252,19 @@ class Store:
         writes: a host replica's lease on the run)."""
         stamp = utc_stamp()
         row = {**_row(run), "created_at": stamp, "updated_at": stamp}
-        with self.transaction() as tx:
+        tries = 0
+
+        def work(tx: Connection) -> None:
+            nonlocal tries
+            tries += 1
+            if tries > 1 and _exists(tx, run.run_id):  # the first try landed
+                return
             tx.execute(runs.insert().values(**row))
             _insert_events(tx, run.run_id, opening)
             if within is not None:
                 within(tx)
+
+        self.atomic(work)
         # The run as stored; its documents are those just written, not decoded back.
         stored = self.get_run(run.run_id, documents=False)
         if stored is None:  # another process deleted it at once: not ours to paper over
@@ -203,13 +276,13 @@ class Store:
         """The run; with ``documents=False`` its suite, summary and fixture source are not
         read (they grow with the suite, and most readers need only the run's state)."""
         columns = _ALL if documents else _LIGHT
-        with self.transaction() as tx:
-            row = tx.execute(sa.select(*columns).where(runs.c.run_id == run_id)).mappings().first()
+        query = sa.select(*columns).where(runs.c.run_id == run_id)
+        row = self.atomic(lambda tx: tx.execute(query).mappings().first())
         return None if row is None else RunRecord(**row)
 
     def summary(self, run_id: str) -> dict[str, Any] | None:
-        with self.transaction() as tx:
-            value = tx.execute(sa.select(runs.c.summary).where(runs.c.run_id == run_id)).scalar()
+        query = sa.select(runs.c.summary).where(runs.c.run_id == run_id)
+        value = self.atomic(lambda tx: tx.execute(query).scalar())
         return value if isinstance(value, dict) else None
 
     def list_runs(
@@ -238,15 +311,15 @@ class Store:
                     sa.and_(runs.c.created_at == stamp, runs.c.run_id < run_id),
                 )
             )
-        with self.transaction() as tx:
-            rows = tx.execute(query.limit(limit)).mappings().all()
+        page = query.limit(limit)
+        rows = self.atomic(lambda tx: tx.execute(page).mappings().all())
         return [RunRecord(**row) for row in rows]
 
     def unfinished_runs(self) -> list[RunRecord]:
         """Every run, of any tenant, not yet completed, failed or cancelled."""
         query = sa.select(runs).where(runs.c.status.in_(("pending", "running")))
-        with self.transaction() as tx:
-            return [RunRecord(**row) for row in tx.execute(query).mappings()]
+        rows = self.atomic(lambda tx: tx.execute(query).mappings().all())
+        return [RunRecord(**row) for row in rows]
 
     def set_status(
         self,
@@ -261,8 +334,8 @@ class Store:
             values["summary"] = summary
         if error is not None:
             values["error"] = error
-        with self.transaction() as tx:
-            tx.execute(runs.update().where(runs.c.run_id == run_id).values(**values))
+        update = runs.update().where(runs.c.run_id == run_id).values(**values)
+        self.atomic(lambda tx: tx.execute(update))
 
     # --- events and trials --------------------------------------------------------------
 
@@ -280,7 +353,13 @@ class Store:
 
         A trial's diagnostics are written once, with the events that mark it done.
         """
-        with self.transaction() as tx:
+        tries = 0
+
+        def work(tx: Connection) -> None:
+            nonlocal tries
+            tries += 1
+            if tries > 1 and _landed(tx, run_id, docs):  # the first try's answer was lost
+                return
             if within is not None:
                 within(tx)
             _insert_events(tx, run_id, docs)
@@ -293,6 +372,8 @@ class Store:
                     f"({m}, {m}, {m}, {m}, {json})",
                     [(run_id, t, i, inv, _text(data)) for t, i, inv, data in trials],
                 )
+
+        self.atomic(work)
         if self._checkpointer is not None:
             self._checkpointer.poke()
 
@@ -311,8 +392,8 @@ class Store:
         )
         if limit is not None:
             query = query.limit(limit)
-        with self.transaction() as tx:
-            return [EventRow(*row) for row in tx.execute(query)]
+        rows = self.atomic(lambda tx: tx.execute(query).all())
+        return [EventRow(*row) for row in rows]
 
     def iter_events(
         self, run_id: str, after: int = -1, page: int = 2000
@@ -332,18 +413,38 @@ class Store:
 
     def last_sequence(self, run_id: str) -> int:
         query = sa.select(sa.func.max(events.c.sequence)).where(events.c.run_id == run_id)
-        with self.transaction() as tx:
-            value = tx.execute(query).scalar()
+        value = self.atomic(lambda tx: tx.execute(query).scalar())
         return -1 if value is None else int(value)
 
     def trial_results(self, run_id: str) -> dict[tuple[str, int], dict[str, Any]]:
         query = sa.select(trial_results).where(trial_results.c.run_id == run_id)
-        with self.transaction() as tx:
-            rows = tx.execute(query).mappings().all()
+        rows = self.atomic(lambda tx: tx.execute(query).mappings().all())
         return {
             (r["task_id"], r["trial"]): {**r["data"], "invocationId": r["invocation_id"]}
             for r in rows
         }
+
+
+def _unavailable(exc: BaseException) -> StoreUnavailableError:
+    """The content-free error of a store that is away (the cause, kept for the log, may
+    quote a statement's parameters)."""
+    return StoreUnavailableError(f"the store is unavailable for now ({type(exc).__name__})")
+
+
+def _exists(tx: Connection, run_id: str) -> bool:
+    return tx.execute(sa.select(runs.c.run_id).where(runs.c.run_id == run_id)).first() is not None
+
+
+def _landed(tx: Connection, run_id: str, docs: Sequence[dict[str, Any] | EventRow]) -> bool:
+    """Whether a batch is in the store already: its first event, by its id (the ids are
+    unique to the writer, so another writer's event at that sequence is not this one)."""
+    if not docs:
+        return False
+    first = docs[0] if isinstance(docs[0], EventRow) else EventRow.of(docs[0])
+    query = sa.select(events.c.event_id).where(
+        (events.c.run_id == run_id) & (events.c.sequence == first.sequence)
+    )
+    return tx.execute(query).scalar() == first.event_id
 
 
 def _text(data: dict[str, Any] | str) -> str:
