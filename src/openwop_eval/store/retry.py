@@ -64,6 +64,14 @@ def transient(exc: BaseException) -> bool:
     return any(part in text for part in _SQLITE_TEXTS)
 
 
+def describe(exc: BaseException) -> str:
+    """A failure for the log: the driver's error and the first line of its message, never
+    the statement or its parameters (tool arguments, outputs)."""
+    orig = exc.orig if isinstance(exc, sa.exc.DBAPIError) else exc
+    first = str(orig).strip().splitlines()[0] if str(orig).strip() else ""
+    return f"{type(orig).__name__}: {first[:200]}"
+
+
 def pause(attempt: int) -> float:
     """The wait before retry ``attempt`` (0 first): doubling, capped."""
     return float(min(MAX_PAUSE_S, FIRST_PAUSE_S * 2 ** min(attempt, 16)))

@@ -8,13 +8,13 @@ first looks whether its first attempt landed, so a batch is committed exactly on
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import logging
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import fields, replace
 from importlib import resources
 from pathlib import Path
@@ -27,10 +27,11 @@ from .. import jsontext
 from ..clock import utc_stamp
 from .bulk import insert_rows, mark
 from .checkpoint import WalCheckpointer, fallback_pages
+from .deadline import WATCHDOG
 from .fork import GATE, detach
 from .identity import FileIdentity, StoreGoneError
 from .records import EventRow, RunRecord, RunStatus
-from .retry import RETRY_S, StoreError, StoreUnavailableError, pause, transient
+from .retry import RETRY_S, StoreError, StoreUnavailableError, describe, pause, transient
 from .schema import events, runs, trial_results
 
 __all__ = ["Store", "StoreError", "StoreUnavailableError", "Within", "default_url", "in_memory"]
@@ -103,9 +104,11 @@ def _engine(url: str) -> Engine:
         return engine
     if url.startswith("postgresql://"):
         url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
+    # No pre-ping: it would wait unguarded on a stalled server; a connection found broken
+    # fails its transaction, which is retried on a new one (retry.py), and SQLAlchemy then
+    # drops the pool's other connections of that age.
     return sa.create_engine(
         url,
-        pool_pre_ping=True,
         pool_timeout=POOL_TIMEOUT_S,
         connect_args=_pg_connect_args(),
         **_CODEC,
@@ -114,7 +117,10 @@ def _engine(url: str) -> Engine:
 
 CONNECT_TIMEOUT_S = 3
 """PostgreSQL: how long opening a connection may take."""
-STATEMENT_TIMEOUT_MS = 15_000
+TRANSACTION_DEADLINE_S = 5.0
+"""PostgreSQL: the longest a transaction may take before this side breaks its connection
+(store/deadline.py): a stalled server fails requests in seconds instead of hanging them."""
+STATEMENT_TIMEOUT_MS = 5_000
 """PostgreSQL: the longest a statement may run (the server cancels it: a transient failure)."""
 LOCK_TIMEOUT_MS = 5_000
 """PostgreSQL: the longest a statement may wait for a row or table lock."""
@@ -168,6 +174,7 @@ class Store:
             raise StoreError(f"cannot open the store at {self.url}: {exc}") from exc
         self._checkpointer = _checkpointer(self.engine)
         self._identity = FileIdentity.of(self.engine)
+        self._guarded = self.engine.dialect.name == "postgresql"
         self.retry_s = RETRY_S
 
     def _migrate(self) -> None:
@@ -206,15 +213,21 @@ class Store:
             self._checkpointer.close()
         self.engine.dispose()
 
-    @contextmanager
+    @contextlib.contextmanager
     def transaction(self) -> Iterator[Connection]:
         """A transaction on the store; commits on success, rolls back on error. Not
         retried (:meth:`atomic` is): a transient failure raises :class:`StoreUnavailableError`."""
         try:
             if self._identity is not None:
                 self._identity.check()
-            with GATE.shared(), self.engine.begin() as connection:
-                yield connection
+            with GATE.shared(), self.engine.connect() as connection:
+                guard = (
+                    WATCHDOG.guard(connection.connection.dbapi_connection, TRANSACTION_DEADLINE_S)
+                    if self._guarded
+                    else contextlib.nullcontext()
+                )
+                with guard, connection.begin():
+                    yield connection
         except sa.exc.SQLAlchemyError as exc:
             if transient(exc):
                 raise _unavailable(exc) from exc
@@ -236,7 +249,8 @@ class Store:
                 wait = pause(attempt)
                 if time.monotonic() + wait > deadline:
                     raise
-                log.warning("the store failed for now, retrying: %s", exc.__cause__ or exc)
+                why = describe(exc.__cause__ or exc)
+                log.warning("the store failed for now, retrying: %s", why)
                 time.sleep(wait)
                 attempt += 1
 
