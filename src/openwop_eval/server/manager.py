@@ -34,7 +34,7 @@ from ..runner import (
 )
 from ..runner.ending import AGENT_GONE
 from ..runner.ray_executor import RayExecutor
-from ..store import RunRecord, Store
+from ..store import RunRecord, Store, StoreUnavailableError
 from ..store.leases import HOST_AGENT, Lease
 from .catalog import Catalog, CatalogSuite, HostAgent
 from .hub import Hub
@@ -139,6 +139,8 @@ class RunManager:
             await active.execute()
         except asyncio.CancelledError:
             pass
+        except StoreUnavailableError:  # not the run's failure: it is open, to resume
+            log.warning("eval run %s is left open: the store is unavailable", active.run_id)
         except Exception:
             log.exception("eval run %s failed", active.run_id)
         finally:

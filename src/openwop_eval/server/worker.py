@@ -29,7 +29,7 @@ from .. import collector
 from ..lifeline import die_with
 from ..runner import ActiveRun, RunEndedError, RunError, RunService
 from ..runner.ending import AGENT_GONE
-from ..store import EventRow, Store
+from ..store import EventRow, Store, StoreUnavailableError
 from .catalog import Catalog
 from .feed import FeedingStore, frames_of
 
@@ -109,6 +109,8 @@ class Worker:
                 await active.execute()
         except asyncio.CancelledError:
             pass
+        except StoreUnavailableError:  # not the run's failure: it is open, to resume
+            log.warning("eval run %s is left open: the store is unavailable", run_id)
         except Exception:
             log.exception("eval run %s failed", run_id)
         finally:

@@ -25,9 +25,10 @@ from sqlalchemy.engine import Connection, Engine
 
 from .. import jsontext
 from ..clock import utc_stamp
-from .bulk import insert_rows, mark
-from .checkpoint import WalCheckpointer, fallback_pages
+from .bulk import insert_events, insert_rows, landed, mark, run_exists
+from .checkpoint import WalCheckpointer
 from .deadline import WATCHDOG
+from .engine import TRANSACTION_DEADLINE_S, in_memory, make_engine
 from .fork import GATE, detach
 from .identity import FileIdentity, StoreGoneError
 from .records import EventRow, RunRecord, RunStatus
@@ -68,81 +69,6 @@ HEAD = "0005"
 _CODEC: dict[str, Any] = {"json_serializer": jsontext.dumps, "json_deserializer": _decode}
 
 
-def in_memory(url: str | sa.engine.URL) -> bool:
-    """A SQLite database in this process's memory: no other process can open it."""
-    parsed = sa.engine.make_url(url)
-    return parsed.get_backend_name() == "sqlite" and parsed.database in (None, "", ":memory:")
-
-
-def _engine(url: str) -> Engine:
-    if url.startswith("sqlite"):
-        path = sa.engine.make_url(url).database
-        if not in_memory(url) and path and not path.startswith("file:"):  # a URI: as given
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-        # A writer waits this long for another's lock before the retries (retry.py) take over.
-        engine = sa.create_engine(url, connect_args={"timeout": 5}, **_CODEC)
-
-        @sa.event.listens_for(engine, "connect")
-        def _pragmas(dbapi_connection: Any, _record: Any) -> None:
-            cursor = dbapi_connection.cursor()
-            # A new file gets 16 KB pages (a file that exists keeps its own): a commit of a
-            # batch of events then syncs a quarter of the pages, and cost a fifth of the time
-            # it did on 4 KB pages. In WAL mode the size can no longer change.
-            cursor.execute(f"PRAGMA page_size={PAGE_SIZE}")
-            cursor.execute("PRAGMA journal_mode=WAL")  # readers never block the writer
-            cursor.execute("PRAGMA synchronous=NORMAL")  # durable at each commit in WAL mode
-            cursor.execute("PRAGMA foreign_keys=ON")
-            # A multi-row insert in a transaction keeps a statement journal (to undo just that
-            # statement). Past 64 KB it went to a new temporary file each commit: 3.2 KB of
-            # writes and 1.5 system calls per trial. In memory it holds one statement's pages.
-            cursor.execute("PRAGMA temp_store=MEMORY")
-            # The log is checkpointed off the writer (store/checkpoint.py); this is its fallback.
-            page_size = cursor.execute("PRAGMA page_size").fetchone()[0]
-            cursor.execute(f"PRAGMA wal_autocheckpoint={fallback_pages(page_size)}")
-            cursor.close()
-
-        return engine
-    if url.startswith("postgresql://"):
-        url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
-    # No pre-ping: it would wait unguarded on a stalled server; a connection found broken
-    # fails its transaction, which is retried on a new one (retry.py), and SQLAlchemy then
-    # drops the pool's other connections of that age.
-    return sa.create_engine(
-        url,
-        pool_timeout=POOL_TIMEOUT_S,
-        connect_args=_pg_connect_args(),
-        **_CODEC,
-    )
-
-
-CONNECT_TIMEOUT_S = 3
-"""PostgreSQL: how long opening a connection may take."""
-TRANSACTION_DEADLINE_S = 5.0
-"""PostgreSQL: the longest a transaction may take before this side breaks its connection
-(store/deadline.py): a stalled server fails requests in seconds instead of hanging them."""
-STATEMENT_TIMEOUT_MS = 5_000
-"""PostgreSQL: the longest a statement may run (the server cancels it: a transient failure)."""
-LOCK_TIMEOUT_MS = 5_000
-"""PostgreSQL: the longest a statement may wait for a row or table lock."""
-POOL_TIMEOUT_S = 5.0
-"""How long an operation waits for a free connection of the pool."""
-
-
-def _pg_connect_args() -> dict[str, Any]:
-    """Bounds on a stalled server: a connect timeout, per-session statement and lock
-    timeouts, and TCP keepalives and a user timeout, so a dead peer is noticed in seconds."""
-    options = f"-c statement_timeout={STATEMENT_TIMEOUT_MS} -c lock_timeout={LOCK_TIMEOUT_MS}"
-    return {
-        "connect_timeout": CONNECT_TIMEOUT_S,
-        "options": options,
-        "keepalives": 1,
-        "keepalives_idle": 5,
-        "keepalives_interval": 2,
-        "keepalives_count": 3,
-        "tcp_user_timeout": 10_000,
-    }
-
-
 def schema_revision(engine: Engine) -> str | None:
     """The revision alembic recorded in the database, or None before the first migration."""
     with engine.connect() as connection:
@@ -168,7 +94,7 @@ class Store:
     def __init__(self, url: str | None = None) -> None:
         self.url = url or default_url()
         try:
-            self.engine = _engine(self.url)
+            self.engine = make_engine(self.url, _CODEC, PAGE_SIZE)
             self._migrate()
         except (sa.exc.SQLAlchemyError, OSError, ImportError) as exc:
             raise StoreError(f"cannot open the store at {self.url}: {exc}") from exc
@@ -271,10 +197,10 @@ class Store:
         def work(tx: Connection) -> None:
             nonlocal tries
             tries += 1
-            if tries > 1 and _exists(tx, run.run_id):  # the first try landed
+            if tries > 1 and run_exists(tx, run.run_id):  # the first try landed
                 return
             tx.execute(runs.insert().values(**row))
-            _insert_events(tx, run.run_id, opening)
+            insert_events(tx, run.run_id, opening)
             if within is not None:
                 within(tx)
 
@@ -372,11 +298,11 @@ class Store:
         def work(tx: Connection) -> None:
             nonlocal tries
             tries += 1
-            if tries > 1 and _landed(tx, run_id, docs):  # the first try's answer was lost
+            if tries > 1 and landed(tx, run_id, docs):  # the first try's answer was lost
                 return
             if within is not None:
                 within(tx)
-            _insert_events(tx, run_id, docs)
+            insert_events(tx, run_id, docs)
             if trials:
                 m = mark(tx)
                 json = m if m == "?" else f"CAST({m} AS JSON)"
@@ -445,33 +371,8 @@ def _unavailable(exc: BaseException) -> StoreUnavailableError:
     return StoreUnavailableError(f"the store is unavailable for now ({type(exc).__name__})")
 
 
-def _exists(tx: Connection, run_id: str) -> bool:
-    return tx.execute(sa.select(runs.c.run_id).where(runs.c.run_id == run_id)).first() is not None
-
-
-def _landed(tx: Connection, run_id: str, docs: Sequence[dict[str, Any] | EventRow]) -> bool:
-    """Whether a batch is in the store already: its first event, by its id (the ids are
-    unique to the writer, so another writer's event at that sequence is not this one)."""
-    if not docs:
-        return False
-    first = docs[0] if isinstance(docs[0], EventRow) else EventRow.of(docs[0])
-    query = sa.select(events.c.event_id).where(
-        (events.c.run_id == run_id) & (events.c.sequence == first.sequence)
-    )
-    return tx.execute(query).scalar() == first.event_id
-
-
 def _text(data: dict[str, Any] | str) -> str:
     return data if isinstance(data, str) else jsontext.dumps(data)
-
-
-def _insert_events(tx: Connection, run_id: str, docs: Sequence[dict[str, Any] | EventRow]) -> None:
-    if not docs:
-        return
-    rows = [(run_id, *(d if isinstance(d, EventRow) else EventRow.of(d))) for d in docs]
-    m = mark(tx)
-    head = "INSERT INTO events (run_id, sequence, event_id, type, doc)"
-    insert_rows(tx, head, f"({m}, {m}, {m}, {m}, {m})", rows)
 
 
 _ALL = tuple(runs.c)
