@@ -51,6 +51,10 @@ def test_a_blip_is_transient(orig: BaseException) -> None:
     assert transient(_wrapped(orig))
 
 
+def test_a_pool_with_no_free_connection_in_time_is_transient() -> None:
+    assert transient(sa.exc.TimeoutError("QueuePool limit of size 5 overflow 10 reached"))
+
+
 @pytest.mark.parametrize(
     ("orig", "kind"),
     [

@@ -24,14 +24,18 @@ def in_memory(url: str | sa.engine.URL) -> bool:
     return parsed.get_backend_name() == "sqlite" and parsed.database in (None, "", ":memory:")
 
 
+SQLITE_BUSY_S = 10.0
+"""SQLite: how long a writer waits for another writer's lock (``busy_timeout``)."""
+
+
 def make_engine(url: str, codec: dict[str, Any], page_size: int) -> Engine:
     """The engine of a store URL: SQLite with its pragmas, or PostgreSQL with its bounds."""
     if url.startswith("sqlite"):
         path = sa.engine.make_url(url).database
         if not in_memory(url) and path and not path.startswith("file:"):  # a URI: as given
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-        # A writer waits this long for another's lock before the retries (retry.py) take over.
-        engine = sa.create_engine(url, connect_args={"timeout": 5}, **codec)
+        # A writer waits this long for another's lock; then it is a transient failure.
+        engine = sa.create_engine(url, connect_args={"timeout": SQLITE_BUSY_S}, **codec)
 
         @sa.event.listens_for(engine, "connect")
         def _pragmas(dbapi_connection: Any, _record: Any) -> None:

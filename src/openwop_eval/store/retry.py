@@ -3,6 +3,7 @@
 Transient: the database is briefly away or asked us to try again — PostgreSQL serialization
 failures and deadlocks (SQLSTATE 40001, 40P01), a lock or statement timeout (55P03, 57014),
 a connection lost or refused (class 08, 57P01–57P03, a connection SQLAlchemy invalidated),
+no pooled connection free within the pool's timeout,
 the server out of resources (class 53); SQLite busy or locked, its disk full, read-only or
 failing (``SQLITE_FULL``, ``SQLITE_READONLY``, ``SQLITE_IOERR``, ``SQLITE_CANTOPEN``), and a
 store file that vanished (store/identity.py). An operation retries these with a doubling
@@ -43,8 +44,8 @@ class StoreUnavailableError(StoreError):
 
 def transient(exc: BaseException) -> bool:
     """Whether ``exc`` (an error SQLAlchemy raised) may pass if the operation is tried again."""
-    if isinstance(exc, StoreUnavailableError):
-        return True
+    if isinstance(exc, StoreUnavailableError | sa.exc.TimeoutError | sa.exc.DisconnectionError):
+        return True  # away, no pooled connection free in time, or one found broken
     if isinstance(exc, sa.exc.DBAPIError) and exc.connection_invalidated:
         return True
     if not isinstance(exc, sa.exc.OperationalError | sa.exc.InternalError | sa.exc.DBAPIError):
