@@ -23,6 +23,7 @@ from openwop_eval.log import verify_log
 from openwop_eval.runner import RunOptions
 from openwop_eval.runner.api import resume_async, run_suite_async
 from openwop_eval.store import EventRow, RunRecord, Store, StoreError, StoreUnavailableError
+from openwop_eval.store.checkpoint import WalCheckpointer
 from openwop_eval.store.retry import MAX_PAUSE_S, pause, transient
 from openwop_eval.suitefile import load_suite
 
@@ -243,3 +244,12 @@ def test_a_failure_that_is_the_operations_own_is_not_retried(tmp_path: Path) -> 
         store.append("r1", [_row(0)])  # sequence 0 again: the store's keys refuse it
     assert not isinstance(raised.value, StoreUnavailableError)
     store.close()
+
+
+def test_the_checkpointer_never_makes_an_empty_store_where_one_vanished(tmp_path: Path) -> None:
+    checkpointer = WalCheckpointer(str(tmp_path / "gone.sqlite"))
+    checkpointer.poke()
+    assert checkpointer.wait(1, timeout_s=30)
+    checkpointer.close()
+    assert checkpointer.failures == 1
+    assert not (tmp_path / "gone.sqlite").exists()
