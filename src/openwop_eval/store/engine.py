@@ -72,7 +72,7 @@ def make_engine(url: str, codec: dict[str, Any], page_size: int) -> Engine:
 
 CONNECT_TIMEOUT_S = 3
 """PostgreSQL: how long opening a connection may take."""
-TRANSACTION_DEADLINE_S = 5.0
+TRANSACTION_DEADLINE_S = 8.0
 """PostgreSQL: the longest a transaction may take before this side breaks its connection
 (store/deadline.py): a stalled server fails requests in seconds instead of hanging them."""
 STATEMENT_TIMEOUT_MS = 5_000
