@@ -52,7 +52,7 @@ def plant(
     does not strike again). In a host's run worker, or a run's commit process, it kills
     the parent first — the child dies with it — unless ``victim`` is ``worker``: then the
     child alone."""
-    from openwop_eval.store import sql
+    from openwop_eval.store import bulk, sql
 
     when, _, mode = spec.partition(":")
     original = sql.Store.append
@@ -85,7 +85,7 @@ def plant(
             _kill()
         if mode == "mid":
             with self.transaction() as tx:
-                sql._insert_events(tx, run_id, docs[:cut])
+                bulk.insert_events(tx, run_id, docs[:cut])
                 _kill()
         original(self, run_id, docs, trials, within)
         _kill()

@@ -56,3 +56,19 @@ def test_an_unfenced_lease_commits_without_the_check(tmp_path: Path) -> None:
     store.append("r1", [_row(0)], within=only.fence("r1"))
     assert [e["sequence"] for e in store.events("r1")] == [0]
     store.close()
+
+
+def test_a_heartbeat_never_takes_a_run_its_replica_plays(tmp_path: Path) -> None:
+    """Taking its own live runs made the heartbeat lock them against their commits (a
+    deadlock on PostgreSQL), and cleared a cancel asked of them meanwhile."""
+    store = Store(f"sqlite:///{tmp_path / 'store.sqlite'}")
+    mine = Leases(store, Lease("a", 60.0))
+    _run(store, "live", mine.lease)
+    _run(store, "expired", Lease("a", -1.0))
+    _run(store, "left-open", Lease("a", -1.0))
+    assert mine.request_cancel("live") is True
+    assert mine.take_expired(playing={"live", "expired"}) == ["left-open"]
+    assert mine.renew(["live"]) == ({"live"}, {"live"})  # the cancel still stands
+    # At start-up it plays nothing yet and takes back every run it held, live or not.
+    assert sorted(mine.take_expired(restart=True)) == ["expired", "left-open", "live"]
+    store.close()

@@ -19,7 +19,7 @@ from rich.markup import escape
 from ..html import render_report, report_data
 from ..runner import RunEndedError, RunError, RunResult
 from ..runner.reports import junit_xml, markdown, report_dict
-from ..store import Store, StoreError
+from ..store import Store, StoreError, StoreUnavailableError
 from .codes import EXIT_INCOMPLETE, EXIT_INVALID
 from .progress import RunProgress
 
@@ -105,6 +105,13 @@ def run_to_end(
         err.print(
             "[yellow]interrupted[/yellow]: every finished trial is kept; continue with"
             f" openwop-eval run --resume {escape(progress.run_id or 'RUN_ID')}"
+        )
+        sys.exit(EXIT_INCOMPLETE)
+    except StoreUnavailableError:  # away past the store's retries: the run is left open
+        run_id = escape(progress.run_id or "RUN_ID")
+        err.print(
+            "[yellow]the store is unavailable[/yellow]: every committed trial is kept; once it"
+            f" answers, continue with openwop-eval run --resume {run_id}"
         )
         sys.exit(EXIT_INCOMPLETE)
     except Exception as exc:  # the store, a judge endpoint refusing, a bug

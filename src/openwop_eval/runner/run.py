@@ -40,9 +40,9 @@ from ..log.names import (
 )
 from ..log.shards import Shard, ShardMark, document_digest
 from ..log.terms import started_payload
-from ..store import EventRow, RunRecord, Store
+from ..store import EventRow, RunRecord, Store, StoreUnavailableError
 from ..store.leases import Lease, LeaseLostError
-from ..store.sql import Within, chain
+from ..store.within import Within, chain
 from ..suitefile import LoadedSuite
 from .baseline import diff_ref
 from .commit_process import CommitProcessError, committer_for
@@ -208,7 +208,10 @@ async def execute_run(execution: Execution, run_id: str) -> RunResult:
     """Run the missing trials of a prepared (or interrupted) run and decide it.
 
     Cancelled, it commits its finished trials and ends with ``run.cancelled``; failing, it
-    ends with ``run.failed``. Either way the run is left terminal, never ``running``.
+    ends with ``run.failed``. Either way the run is left terminal, never ``running`` —
+    except when the store is away past its retries (:class:`StoreUnavailableError`), the
+    lease was lost, or the commit process died: the failure is not the run's, so it stays
+    open with what it committed, for a host's recovery or ``run --resume`` to finish.
     """
     store = execution.store
     writer = _writer(execution, run_id, store.last_sequence(run_id))
@@ -222,9 +225,9 @@ async def execute_run(execution: Execution, run_id: str) -> RunResult:
         else:
             end_run(store, run_id, "cancelled", writer=writer)
         raise
-    except (LeaseLostError, CommitProcessError):  # another replica runs it now, or the
-        await _stop(committer)  # commit process died (as in a crash): leave it open
-        raise
+    except (LeaseLostError, CommitProcessError, StoreUnavailableError):  # another replica
+        await _stop(committer)  # runs it now, the commit process died (as in a crash) or
+        raise  # the store is away: leave it open
     except Exception as exc:
         await _stop(committer)
         end_run(store, run_id, "failed", failure_of(exc), writer)

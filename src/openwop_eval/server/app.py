@@ -20,7 +20,7 @@ from .. import __version__
 from ..core import names as n
 from ..deployments import STATES
 from ..log.names import EVENT_LOG_SCHEMA_VERSION
-from ..store import Store
+from ..store import Store, StoreUnavailableError
 from ..store.host import HostStore
 from ..store.leases import Lease
 from ..store.sql import in_memory
@@ -35,6 +35,7 @@ from .errors import (
     envelope,
     handle_api_error,
     handle_http_error,
+    handle_store_unavailable,
     handle_unexpected,
 )
 from .evidence import evidence_key, sealer
@@ -259,6 +260,7 @@ def create_app(
         exception_handlers={
             ApiError: handle_api_error,
             HTTPException: handle_http_error,
+            StoreUnavailableError: handle_store_unavailable,
         },
     )
     app.router.redirect_slashes = False  # `/runs/` is no route: a 404, never a redirect

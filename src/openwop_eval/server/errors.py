@@ -67,6 +67,26 @@ async def handle_http_error(request: Request, exc: Exception) -> Response:
     return error_response(ApiError(400, "validation_error", "the request is malformed"))
 
 
+RETRY_AFTER_S = 5
+"""The ``Retry-After`` of a ``503 store_unavailable``: about one round of the store's retries."""
+
+
+def store_unavailable() -> ApiError:
+    return ApiError(
+        503,
+        "store_unavailable",
+        "the store is unavailable for now; try again later",
+        headers={"Retry-After": str(RETRY_AFTER_S)},
+    )
+
+
+async def handle_store_unavailable(request: Request, exc: Exception) -> Response:
+    """The store is away past its retries (store/retry.py): a content-free 503 the client
+    may retry, never a 500; logged as a line, not a traceback (it is not a bug)."""
+    log.warning("%s %s: %s", request.method, request.url.path, exc)
+    return error_response(store_unavailable())
+
+
 async def handle_unexpected(request: Request, exc: Exception) -> Response:
     log.exception("unhandled error on %s %s", request.method, request.url.path)
     return error_response(ApiError(500, "internal_error", "the host failed to answer"))

@@ -41,7 +41,7 @@ from ..runner import (
 from ..runner.api import Sealer
 from ..runner.ending import AGENT_GONE, AGENT_STALLED, end_run
 from ..runner.ray_executor import RayExecutor
-from ..store import RunRecord, Store
+from ..store import RunRecord, Store, StoreUnavailableError
 from ..store.leases import HOST_AGENT, Lease
 from ..store.sql import Within
 from .catalog import Catalog, CatalogSuite, HostAgent
@@ -242,6 +242,8 @@ class RunManager:
             await active.execute()
         except asyncio.CancelledError:
             pass
+        except StoreUnavailableError:  # not the run's failure: it is open, to resume
+            log.warning("eval run %s is left open: the store is unavailable", active.run_id)
         except Exception:
             log.exception("eval run %s failed", active.run_id)
         finally:

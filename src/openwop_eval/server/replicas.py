@@ -6,8 +6,10 @@ stops here any run whose lease another replica now holds; cancels the runs anoth
 was asked to cancel; and takes over running runs whose lease expired — a replica that died —
 resuming each through the runner's one resume path: only its missing trials run, and a trial
 is committed once whatever the timing (every commit is fenced by the lease, and the store's
-keys refuse a trial twice). Event streams and long polls work from any replica: they read
-the store, and look at it every second for what another process committed.
+keys refuse a trial twice). It takes back the same way its own runs that it no longer plays:
+those a store failure left open (runner/run.py), once the store answers again. Event
+streams and long polls work from any replica: they read the store, and look at it every
+second for what another process committed.
 
 On SQLite there is one replica: a second ``serve`` on the same file is refused at start
 (an exclusive lock on a file beside the database, released when the process dies).
@@ -28,7 +30,7 @@ from pathlib import Path
 import sqlalchemy as sa
 
 from ..store.leases import Lease, Leases
-from ..store.sql import in_memory
+from ..store.sql import StoreUnavailableError, in_memory
 from .config import ConfigError, Replicas
 from .manager import RunManager
 
@@ -79,7 +81,7 @@ class Replica:
     async def start(self) -> list[str]:
         """Take over what is free now, then keep the heartbeat; returns the runs resumed.
         The only replica (SQLite) takes every unfinished run of a host, whoever held it."""
-        taken = await asyncio.to_thread(self.leases.take_expired, 1000, self.only)
+        taken = await asyncio.to_thread(self.leases.take_expired, 1000, self.only, (), True)
         resumed = await self.manager.recover(set(taken))
         self._task = asyncio.create_task(self._loop())
         return resumed
@@ -89,7 +91,9 @@ class Replica:
             await asyncio.sleep(self.config.heartbeat_seconds)
             try:
                 await self.beat()
-            except Exception:  # the database is away: the next beat tries again
+            except StoreUnavailableError as exc:  # away for now: the next beat tries again
+                log.warning("the replica heartbeat could not reach the store: %s", exc)
+            except Exception:
                 log.exception("the replica heartbeat failed")
 
     async def beat(self) -> None:
@@ -103,7 +107,8 @@ class Replica:
                 active.stop()
         for run_id in cancel:
             await self.manager.cancel(run_id)
-        taken = await asyncio.to_thread(self.leases.take_expired)
+        playing = set(self.manager.tasks)  # renewed above, never claimed (leases.py)
+        taken = await asyncio.to_thread(self.leases.take_expired, playing=playing)
         fresh = {run_id for run_id in taken if run_id not in self.manager.tasks}
         if fresh:
             await self.manager.recover(fresh)

@@ -35,7 +35,7 @@ from .. import collector
 from ..lifeline import die_with
 from ..runner import ActiveRun, RunEndedError, RunError, RunService, trial
 from ..runner.ending import AGENT_GONE
-from ..store import EventRow, Store
+from ..store import EventRow, Store, StoreUnavailableError
 from ..store.host import HostStore
 from .catalog import Catalog
 from .evidence import evidence_key, sealer
@@ -126,6 +126,8 @@ class Worker:
                 await active.execute()
         except asyncio.CancelledError:
             pass
+        except StoreUnavailableError:  # not the run's failure: it is open, to resume
+            log.warning("eval run %s is left open: the store is unavailable", run_id)
         except Exception:
             log.exception("eval run %s failed", run_id)
         finally:

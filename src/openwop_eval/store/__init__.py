@@ -1,7 +1,7 @@
 """The durable store of runs and their events: SQLite by default, PostgreSQL by URL."""
 
 from .records import TERMINAL_STATUSES, EventRow, RunRecord, RunStatus
-from .sql import Store, StoreError, default_url
+from .sql import Store, StoreError, StoreUnavailableError, default_url
 
 __all__ = [
     "TERMINAL_STATUSES",
@@ -10,5 +10,6 @@ __all__ = [
     "RunStatus",
     "Store",
     "StoreError",
+    "StoreUnavailableError",
     "default_url",
 ]

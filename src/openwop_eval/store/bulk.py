@@ -18,7 +18,11 @@ import itertools
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+import sqlalchemy as sa
 from sqlalchemy.engine import Connection
+
+from .records import EventRow
+from .schema import events, runs
 
 CHUNK = 128
 """Rows per statement at most: 640 parameters for the events' five columns, below SQLite's
@@ -58,3 +62,28 @@ def insert_rows(
             statement = shapes[size] = f"{head} VALUES {','.join([row] * size)}"
         flat = tuple(itertools.chain.from_iterable(rows[start : start + size]))
         tx.exec_driver_sql(statement, flat)
+
+
+def insert_events(tx: Connection, run_id: str, docs: Sequence[dict[str, Any] | EventRow]) -> None:
+    if not docs:
+        return
+    rows = [(run_id, *(d if isinstance(d, EventRow) else EventRow.of(d))) for d in docs]
+    m = mark(tx)
+    head = "INSERT INTO events (run_id, sequence, event_id, type, doc)"
+    insert_rows(tx, head, f"({m}, {m}, {m}, {m}, {m})", rows)
+
+
+def run_exists(tx: Connection, run_id: str) -> bool:
+    return tx.execute(sa.select(runs.c.run_id).where(runs.c.run_id == run_id)).first() is not None
+
+
+def landed(tx: Connection, run_id: str, docs: Sequence[dict[str, Any] | EventRow]) -> bool:
+    """Whether a batch is in the store already: its first event, by its id (the ids are
+    unique to the writer, so another writer's event at that sequence is not this one)."""
+    if not docs:
+        return False
+    first = docs[0] if isinstance(docs[0], EventRow) else EventRow.of(docs[0])
+    query = sa.select(events.c.event_id).where(
+        (events.c.run_id == run_id) & (events.c.sequence == first.sequence)
+    )
+    return tx.execute(query).scalar() == first.event_id

@@ -21,6 +21,7 @@ import contextlib
 import os
 import sqlite3
 import threading
+from pathlib import Path
 
 from .fork import GATE
 
@@ -111,7 +112,10 @@ class WalCheckpointer:
 
     def _connect(self) -> sqlite3.Connection | None:
         try:
-            return sqlite3.connect(self.path, timeout=0, check_same_thread=False)
+            # Read-write, never create: a file deleted under the store stays gone
+            # (store/identity.py), not replaced by an empty one.
+            uri = f"{Path(self.path).absolute().as_uri()}?mode=rw"
+            return sqlite3.connect(uri, uri=True, timeout=0, check_same_thread=False)
         except sqlite3.Error:
             return None
 

@@ -11,12 +11,21 @@ lease (a long pause, a partition) and comes back finds its commit refused with
 :class:`LeaseLostError` instead of committing beside the new owner; and the store's keys refuse a
 trial committed twice whatever happens. Expiry is read on the database's clock, so the
 replicas' clocks need not agree.
+
+Lock order (PostgreSQL). A commit of a run updates its ``run_leases`` row (the fence), then
+inserts ``events`` and ``trial_results``, whose foreign keys take ``KEY SHARE`` locks on the
+``runs`` row. Taking runs over locks ``runs`` rows ``FOR NO KEY UPDATE``, which does not
+conflict with ``KEY SHARE``, and never a run this replica is playing, so it neither waits on a
+live run's commit while holding what that commit needs nor is waited on by one. The other
+operations touch one table each (``renew``, ``request_cancel``, ``release``: ``run_leases``;
+a status change: ``runs``), rows in ``run_id`` order. Whatever is left (another replica's
+multi-row statements) the store retries as a transient failure (store/retry.py).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import sqlalchemy as sa
@@ -92,66 +101,76 @@ class Leases:
         over, and must stop here."""
         if not run_ids:
             return set(), set()
-        with self.store.transaction() as tx:
-            mine = (run_leases.c.owner == self.owner) & run_leases.c.run_id.in_(run_ids)
+        mine = (run_leases.c.owner == self.owner) & run_leases.c.run_id.in_(sorted(run_ids))
+
+        def work(tx: Connection) -> list[tuple[str, bool]]:
             tx.execute(run_leases.update().where(mine).values(expires_at=db_now(tx) + self.ttl))
-            rows = tx.execute(
-                sa.select(run_leases.c.run_id, run_leases.c.cancel_requested).where(mine)
-            ).all()
+            query = sa.select(run_leases.c.run_id, run_leases.c.cancel_requested).where(mine)
+            return [(str(r), bool(c)) for r, c in tx.execute(query)]
+
+        rows = self.store.atomic(work)
         return {r for r, _ in rows}, {r for r, cancel in rows if cancel}
 
     def request_cancel(self, run_id: str) -> bool:
         """Ask the replica that runs ``run_id`` to cancel it (at its next heartbeat); False
         when no replica holds it."""
-        with self.store.transaction() as tx:
-            done = tx.execute(
-                run_leases.update()
-                .where(run_leases.c.run_id == run_id)
-                .values(cancel_requested=True)
-            ).rowcount
-        return bool(done)
+        ask = run_leases.update().where(run_leases.c.run_id == run_id).values(cancel_requested=True)
+        return bool(self.store.atomic(lambda tx: tx.execute(ask).rowcount))
 
-    def take_expired(self, limit: int = 50, every: bool = False) -> list[str]:
-        """Claim unfinished host runs whose lease expired, that never had one, or that this
-        replica held before a restart: at most ``limit``, each by exactly one replica however
-        many look at once. ``every``: all of them, whoever held them (the only replica)."""
-        with self.store.transaction() as tx:
+    def take_expired(
+        self,
+        limit: int = 50,
+        every: bool = False,
+        playing: Collection[str] = (),
+        restart: bool = False,
+    ) -> list[str]:
+        """Claim unfinished host runs whose lease expired (a replica died, or a store failure
+        left the run open and its lease was no longer renewed), or that never had one: at
+        most ``limit``, each by exactly one replica however many look at once. ``restart``:
+        also those this replica held before it restarted (live leases of its own, which
+        only the start-up pass may take: later, a run being started holds one before it
+        plays). ``every``: all of them, whoever held them (the only replica). ``playing``:
+        runs this replica plays now, never taken (their leases are renewed, not claimed)."""
+
+        def work(tx: Connection) -> list[str]:
             now = db_now(tx)
             joined = runs.outerjoin(run_leases, run_leases.c.run_id == runs.c.run_id)
-            free = (
-                run_leases.c.run_id.is_(None)
-                | (run_leases.c.expires_at < now)
-                | (run_leases.c.owner == self.owner)
-            )
+            free = run_leases.c.run_id.is_(None) | (run_leases.c.expires_at < now)
+            if restart:
+                free |= run_leases.c.owner == self.owner
+            unfinished = runs.c.status.in_(("pending", "running"))  # pending: waiting to play
+            where = unfinished & runs.c.agent_spec.startswith(HOST_AGENT)
+            if not every:
+                where &= free
+            if playing:
+                where &= runs.c.run_id.not_in(sorted(playing))
             query = (
                 sa.select(runs.c.run_id)
                 .select_from(joined)
-                .where(
-                    runs.c.status.in_(("pending", "running"))  # pending: waiting to play
-                    & runs.c.agent_spec.startswith(HOST_AGENT)
-                    & (sa.true() if every else free)
-                )
-                .order_by(runs.c.created_at)
+                .where(where)
+                .order_by(runs.c.created_at, runs.c.run_id)
                 .limit(limit)
             )
-            if tx.dialect.name == "postgresql":
-                query = query.with_for_update(of=runs, skip_locked=True)
+            if tx.dialect.name == "postgresql":  # NO KEY UPDATE: see the lock order above
+                query = query.with_for_update(of=runs, skip_locked=True, key_share=True)
             taken = list(tx.execute(query).scalars())
             _upsert(tx, taken, self.owner, now + self.ttl)
             return taken
+
+        return self.store.atomic(work)
 
     def release(self, run_ids: Sequence[str]) -> None:
         """Let these runs go at once (a graceful shutdown): another replica takes them at
         its next look instead of after the lease would have expired."""
         if not run_ids:
             return
-        with self.store.transaction() as tx:
-            mine = (run_leases.c.owner == self.owner) & run_leases.c.run_id.in_(run_ids)
-            tx.execute(run_leases.update().where(mine).values(expires_at=0.0))
+        mine = (run_leases.c.owner == self.owner) & run_leases.c.run_id.in_(sorted(run_ids))
+        let_go = run_leases.update().where(mine).values(expires_at=0.0)
+        self.store.atomic(lambda tx: tx.execute(let_go))
 
 
 def _upsert(tx: Connection, run_ids: Sequence[str], owner: str, expires: float) -> None:
-    for run_id in run_ids:
+    for run_id in sorted(run_ids):  # one order of row locks for every multi-row write
         values = {"owner": owner, "expires_at": expires, "cancel_requested": False}
         updated = tx.execute(
             run_leases.update().where(run_leases.c.run_id == run_id).values(**values)

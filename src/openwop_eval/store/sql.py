@@ -2,50 +2,43 @@
 
 Events are append-only; a trial's events and its diagnostics are committed in one
 transaction, so a run killed at any moment keeps every finished trial and nothing half-done.
+Every operation is retried on transient failures (store/retry.py), and a retried commit
+first looks whether its first attempt landed, so a batch is committed exactly once.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
+import logging
 import os
+import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import fields, replace
 from importlib import resources
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from .. import jsontext
 from ..clock import utc_stamp
-from ..core import OpenwopEvalError
-from .bulk import insert_rows, mark
-from .checkpoint import WalCheckpointer, fallback_pages
+from .bulk import insert_events, insert_rows, landed, mark, run_exists
+from .checkpoint import WalCheckpointer
+from .deadline import WATCHDOG
+from .engine import TRANSACTION_DEADLINE_S, in_memory, make_engine
 from .fork import GATE, detach
+from .identity import FileIdentity, StoreGoneError
 from .records import EventRow, RunRecord, RunStatus
+from .retry import RETRY_S, StoreError, StoreUnavailableError, describe, pause, transient
 from .schema import events, runs, trial_results
+from .within import Within
 
-
-class StoreError(OpenwopEvalError):
-    """The store cannot be opened or written."""
-
-
-Within: TypeAlias = Callable[[Connection], None]
-"""Writes or checks done inside another operation's transaction."""
-
-
-def chain(*steps: Within | None) -> Within:
-    """The steps given (None: none), one after the other, in one transaction."""
-
-    def chained(tx: Connection) -> None:
-        for step in steps:
-            if step is not None:
-                step(tx)
-
-    return chained
+__all__ = ["Store", "StoreError", "StoreUnavailableError", "Within", "default_url", "in_memory"]
+log = logging.getLogger("openwop_eval.store")
+T = TypeVar("T")
 
 
 def default_url() -> str:
@@ -74,44 +67,6 @@ HEAD = "0006"
 _CODEC: dict[str, Any] = {"json_serializer": jsontext.dumps, "json_deserializer": _decode}
 
 
-def in_memory(url: str | sa.engine.URL) -> bool:
-    """A SQLite database in this process's memory: no other process can open it."""
-    parsed = sa.engine.make_url(url)
-    return parsed.get_backend_name() == "sqlite" and parsed.database in (None, "", ":memory:")
-
-
-def _engine(url: str) -> Engine:
-    if url.startswith("sqlite"):
-        path = sa.engine.make_url(url).database
-        if not in_memory(url) and path and not path.startswith("file:"):  # a URI: as given
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-        engine = sa.create_engine(url, connect_args={"timeout": 30}, **_CODEC)
-
-        @sa.event.listens_for(engine, "connect")
-        def _pragmas(dbapi_connection: Any, _record: Any) -> None:
-            cursor = dbapi_connection.cursor()
-            # A new file gets 16 KB pages (a file that exists keeps its own): a commit of a
-            # batch of events then syncs a quarter of the pages, and cost a fifth of the time
-            # it did on 4 KB pages. In WAL mode the size can no longer change.
-            cursor.execute(f"PRAGMA page_size={PAGE_SIZE}")
-            cursor.execute("PRAGMA journal_mode=WAL")  # readers never block the writer
-            cursor.execute("PRAGMA synchronous=NORMAL")  # durable at each commit in WAL mode
-            cursor.execute("PRAGMA foreign_keys=ON")
-            # A multi-row insert in a transaction keeps a statement journal (to undo just that
-            # statement). Past 64 KB it went to a new temporary file each commit: 3.2 KB of
-            # writes and 1.5 system calls per trial. In memory it holds one statement's pages.
-            cursor.execute("PRAGMA temp_store=MEMORY")
-            # The log is checkpointed off the writer (store/checkpoint.py); this is its fallback.
-            page_size = cursor.execute("PRAGMA page_size").fetchone()[0]
-            cursor.execute(f"PRAGMA wal_autocheckpoint={fallback_pages(page_size)}")
-            cursor.close()
-
-        return engine
-    if url.startswith("postgresql://"):
-        url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
-    return sa.create_engine(url, pool_pre_ping=True, **_CODEC)
-
-
 def schema_revision(engine: Engine) -> str | None:
     """The revision alembic recorded in the database, or None before the first migration."""
     with engine.connect() as connection:
@@ -137,11 +92,14 @@ class Store:
     def __init__(self, url: str | None = None) -> None:
         self.url = url or default_url()
         try:
-            self.engine = _engine(self.url)
+            self.engine = make_engine(self.url, _CODEC, PAGE_SIZE)
             self._migrate()
         except (sa.exc.SQLAlchemyError, OSError, ImportError) as exc:
             raise StoreError(f"cannot open the store at {self.url}: {exc}") from exc
         self._checkpointer = _checkpointer(self.engine)
+        self._identity = FileIdentity.of(self.engine)
+        self._guarded = self.engine.dialect.name == "postgresql"
+        self.retry_s = RETRY_S
 
     def _migrate(self) -> None:
         if schema_revision(self.engine) == HEAD:
@@ -156,6 +114,8 @@ class Store:
         )
         with self.engine.begin() as connection:
             if connection.dialect.name == "postgresql":  # replicas starting at once: one migrates
+                connection.execute(sa.text("SET LOCAL statement_timeout = 0"))
+                connection.execute(sa.text("SET LOCAL lock_timeout = 0"))
                 connection.execute(
                     sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATING}
                 )
@@ -177,14 +137,46 @@ class Store:
             self._checkpointer.close()
         self.engine.dispose()
 
-    @contextmanager
+    @contextlib.contextmanager
     def transaction(self) -> Iterator[Connection]:
-        """A transaction on the store; commits on success, rolls back on error."""
+        """A transaction on the store; commits on success, rolls back on error. Not
+        retried (:meth:`atomic` is): a transient failure raises :class:`StoreUnavailableError`."""
         try:
-            with GATE.shared(), self.engine.begin() as connection:
-                yield connection
+            if self._identity is not None:
+                self._identity.check()
+            with GATE.shared(), self.engine.connect() as connection:
+                guard = (
+                    WATCHDOG.guard(connection.connection.dbapi_connection, TRANSACTION_DEADLINE_S)
+                    if self._guarded
+                    else contextlib.nullcontext()
+                )
+                with guard, connection.begin():
+                    yield connection
         except sa.exc.SQLAlchemyError as exc:
+            if transient(exc):
+                raise _unavailable(exc) from exc
             raise StoreError(f"store error: {exc}") from exc
+
+    def atomic(self, work: Callable[[Connection], T]) -> T:
+        """``work`` in one transaction, retried on transient failures for at most
+        ``retry_s`` seconds (store/retry.py); then :class:`StoreUnavailableError`. ``work`` may
+        run more than once, so it must read again what it decides on, and a write whose
+        first try may have landed unseen (a commit whose answer was lost) must look first."""
+        attempt, deadline = 0, time.monotonic() + self.retry_s
+        while True:
+            try:
+                with self.transaction() as tx:
+                    return work(tx)
+            except StoreGoneError:
+                raise  # until a restart: no retry brings the file back
+            except StoreUnavailableError as exc:
+                wait = pause(attempt)
+                if time.monotonic() + wait > deadline:
+                    raise
+                why = describe(exc.__cause__ or exc)
+                log.warning("the store failed for now, retrying: %s", why)
+                time.sleep(wait)
+                attempt += 1
 
     # --- runs ---------------------------------------------------------------------------
 
@@ -198,11 +190,19 @@ class Store:
         writes: a host replica's lease on the run)."""
         stamp = utc_stamp()
         row = {**_row(run), "created_at": stamp, "updated_at": stamp}
-        with self.transaction() as tx:
+        tries = 0
+
+        def work(tx: Connection) -> None:
+            nonlocal tries
+            tries += 1
+            if tries > 1 and run_exists(tx, run.run_id):  # the first try landed
+                return
             tx.execute(runs.insert().values(**row))
-            _insert_events(tx, run.run_id, opening)
+            insert_events(tx, run.run_id, opening)
             if within is not None:
                 within(tx)
+
+        self.atomic(work)
         # The run as stored; its documents are those just written, not decoded back.
         stored = self.get_run(run.run_id, documents=False)
         if stored is None:  # another process deleted it at once: not ours to paper over
@@ -214,13 +214,13 @@ class Store:
         """The run; with ``documents=False`` its suite, summary and fixture source are not
         read (they grow with the suite, and most readers need only the run's state)."""
         columns = _ALL if documents else _LIGHT
-        with self.transaction() as tx:
-            row = tx.execute(sa.select(*columns).where(runs.c.run_id == run_id)).mappings().first()
+        query = sa.select(*columns).where(runs.c.run_id == run_id)
+        row = self.atomic(lambda tx: tx.execute(query).mappings().first())
         return None if row is None else RunRecord(**row)
 
     def summary(self, run_id: str) -> dict[str, Any] | None:
-        with self.transaction() as tx:
-            value = tx.execute(sa.select(runs.c.summary).where(runs.c.run_id == run_id)).scalar()
+        query = sa.select(runs.c.summary).where(runs.c.run_id == run_id)
+        value = self.atomic(lambda tx: tx.execute(query).scalar())
         return value if isinstance(value, dict) else None
 
     def list_runs(
@@ -252,15 +252,15 @@ class Store:
                     sa.and_(runs.c.created_at == stamp, runs.c.run_id < run_id),
                 )
             )
-        with self.transaction() as tx:
-            rows = tx.execute(query.limit(limit)).mappings().all()
+        page = query.limit(limit)
+        rows = self.atomic(lambda tx: tx.execute(page).mappings().all())
         return [RunRecord(**row) for row in rows]
 
     def unfinished_runs(self) -> list[RunRecord]:
         """Every run, of any tenant, not yet completed, failed or cancelled."""
         query = sa.select(runs).where(runs.c.status.in_(("pending", "running")))
-        with self.transaction() as tx:
-            return [RunRecord(**row) for row in tx.execute(query).mappings()]
+        rows = self.atomic(lambda tx: tx.execute(query).mappings().all())
+        return [RunRecord(**row) for row in rows]
 
     def set_status(
         self,
@@ -279,8 +279,8 @@ class Store:
             values["evidence"] = evidence
         if error is not None:
             values["error"] = error
-        with self.transaction() as tx:
-            tx.execute(runs.update().where(runs.c.run_id == run_id).values(**values))
+        update = runs.update().where(runs.c.run_id == run_id).values(**values)
+        self.atomic(lambda tx: tx.execute(update))
 
     # --- events and trials --------------------------------------------------------------
 
@@ -298,10 +298,16 @@ class Store:
 
         A trial's diagnostics are written once, with the events that mark it done.
         """
-        with self.transaction() as tx:
+        tries = 0
+
+        def work(tx: Connection) -> None:
+            nonlocal tries
+            tries += 1
+            if tries > 1 and landed(tx, run_id, docs):  # the first try's answer was lost
+                return
             if within is not None:
                 within(tx)
-            _insert_events(tx, run_id, docs)
+            insert_events(tx, run_id, docs)
             if trials:
                 m = mark(tx)
                 json = m if m == "?" else f"CAST({m} AS JSON)"
@@ -311,6 +317,8 @@ class Store:
                     f"({m}, {m}, {m}, {m}, {json})",
                     [(run_id, t, i, inv, _text(data)) for t, i, inv, data in trials],
                 )
+
+        self.atomic(work)
         if self._checkpointer is not None:
             self._checkpointer.poke()
 
@@ -329,8 +337,8 @@ class Store:
         )
         if limit is not None:
             query = query.limit(limit)
-        with self.transaction() as tx:
-            return [EventRow(*row) for row in tx.execute(query)]
+        rows = self.atomic(lambda tx: tx.execute(query).all())
+        return [EventRow(*row) for row in rows]
 
     def iter_events(
         self, run_id: str, after: int = -1, page: int = 2000
@@ -350,31 +358,26 @@ class Store:
 
     def last_sequence(self, run_id: str) -> int:
         query = sa.select(sa.func.max(events.c.sequence)).where(events.c.run_id == run_id)
-        with self.transaction() as tx:
-            value = tx.execute(query).scalar()
+        value = self.atomic(lambda tx: tx.execute(query).scalar())
         return -1 if value is None else int(value)
 
     def trial_results(self, run_id: str) -> dict[tuple[str, int], dict[str, Any]]:
         query = sa.select(trial_results).where(trial_results.c.run_id == run_id)
-        with self.transaction() as tx:
-            rows = tx.execute(query).mappings().all()
+        rows = self.atomic(lambda tx: tx.execute(query).mappings().all())
         return {
             (r["task_id"], r["trial"]): {**r["data"], "invocationId": r["invocation_id"]}
             for r in rows
         }
 
 
+def _unavailable(exc: BaseException) -> StoreUnavailableError:
+    """The content-free error of a store that is away (the cause, kept for the log, may
+    quote a statement's parameters)."""
+    return StoreUnavailableError(f"the store is unavailable for now ({type(exc).__name__})")
+
+
 def _text(data: dict[str, Any] | str) -> str:
     return data if isinstance(data, str) else jsontext.dumps(data)
-
-
-def _insert_events(tx: Connection, run_id: str, docs: Sequence[dict[str, Any] | EventRow]) -> None:
-    if not docs:
-        return
-    rows = [(run_id, *(d if isinstance(d, EventRow) else EventRow.of(d))) for d in docs]
-    m = mark(tx)
-    head = "INSERT INTO events (run_id, sequence, event_id, type, doc)"
-    insert_rows(tx, head, f"({m}, {m}, {m}, {m}, {m})", rows)
 
 
 _ALL = tuple(runs.c)
