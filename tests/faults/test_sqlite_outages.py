@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from openwop_eval.wire import project
 from tests.faults.outage import (
     GATED,
     MANY,
@@ -114,4 +115,27 @@ def test_a_vanished_store_file_answers_503_and_the_run_resumes_once_restored(
             assert ended(c, held, host) == "completed"
         assert verify_stored(database, tmp_path / "suites" / "gated.json", held) == 4
     finally:
+        host.stop()
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux's /proc")
+def test_a_run_cancelled_while_the_disk_is_full_ends_cancelled_once_it_has_room(
+    tmp_path: Path,
+) -> None:
+    """The cancel could not be recorded: the run is not resumed as if it had never been
+    asked, but ended as cancelled when the store takes writes again."""
+    database = f"sqlite:///{tmp_path / 'host.sqlite'}"
+    host = start_host(tmp_path, database, many_suite())
+    try:
+        with client(host) as c:
+            held = _held_run(host, c)
+            _file_size_limit(host, 0)
+            cancel = c.post(f"/runs/{project(held)}/cancel")
+            assert cancel.status_code in (200, 503), cancel.text
+            assert status(c, held) == "running"  # nothing could be written
+            _file_size_limit(host, resource.RLIM_INFINITY)
+            host.release()
+            assert ended(c, held, host) == "cancelled"
+    finally:
+        _file_size_limit(host, resource.RLIM_INFINITY)
         host.stop()

@@ -114,7 +114,7 @@ def test_no_handler_uses_the_store_on_the_loop(
         ("GET", "/agents", {}),
         ("GET", f"/agents/{CAREFUL}/deployments", {}),
         ("POST", f"/agents/{CAREFUL}/deployments", {"json": promote(passing)}),
-        ("POST", f"/agents/{CAREFUL}/deployments", {"json": promote(failing)}),  # 422
+        ("POST", f"/agents/{CAREFUL}/deployments", {"json": promote(failing, "2.0.0")}),  # 422
         ("POST", f"/runs/{project_id(held)}/cancel", {}),
     ]
     statuses = [app.request(method, url, **kw).status_code for method, url, kw in calls]
@@ -139,9 +139,9 @@ def test_no_handler_uses_the_store_on_the_loop(
     assert on_loop == []
 
 
-def promote(run_id: str) -> dict[str, Any]:
+def promote(run_id: str, version: str = "1.0.0") -> dict[str, Any]:
     return {
-        "version": run_id[-8:],
+        "version": version,  # 1.0.0: the version the careful agent declares
         "transition": "promote",
         "toState": "active",
         "evalRunId": run_id,

@@ -120,8 +120,7 @@ class Execution:
     """A host replica's lease: the run is leased as it is created and every commit is
     fenced by it (store/leases.py); None for a process that is the run's only writer."""
     seal: Callable[[dict[str, Any]], str] | None = None
-    """Given the run's summary, the seal a host writes with it as the run completes
-    (server/evidence.py); None: no seal."""
+    """A host's seal of the run's summary, stored with it (server/evidence.py)."""
 
     @property
     def plan(self) -> GradingPlan:
@@ -383,8 +382,7 @@ async def _finish(
 def _complete(
     store: Store, run_id: str, writer: EventWriter, summary: dict[str, Any], seal: str | None
 ) -> None:
-    """Commit the verdict and mark the run completed, with its seal (store I/O: off the
-    event loop)."""
+    """Commit the verdict, mark the run completed with its seal (off the event loop)."""
     writer.write(
         [
             pending(EVAL_COMPLETED, completed_payload(summary)),

@@ -23,6 +23,7 @@ start, rather than ended for a reason that is not its own.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -41,7 +42,7 @@ from ..runner import (
 from ..runner.api import Sealer
 from ..runner.ending import AGENT_GONE, AGENT_STALLED, end_run
 from ..runner.ray_executor import RayExecutor
-from ..store import RunRecord, Store, StoreUnavailableError
+from ..store import RunRecord, Store, StoreError, StoreUnavailableError
 from ..store.leases import HOST_AGENT, Lease
 from ..store.sql import Within
 from .catalog import Catalog, CatalogSuite, HostAgent
@@ -101,6 +102,9 @@ class RunManager:
         """Asks the replica that runs a run to cancel it (replicas.py), when not here."""
         self.tasks: dict[str, asyncio.Task[Any]] = {}
         self.active: dict[str, Playing] = {}
+        self.cancel_asked: set[str] = set()
+        """Runs asked to cancel whose end the store has not recorded yet (it was away):
+        when they come back to be resumed, they are ended as cancelled instead."""
         config = catalog.config
         self.executor: RayExecutor | None = (
             RayExecutor(config.ray_address) if config.executor == "ray" else None
@@ -258,8 +262,15 @@ class RunManager:
             if self.forward_cancel is not None:
                 await asyncio.to_thread(self.forward_cancel, run_id)
             return
+        self.cancel_asked.add(run_id)
         active.cancel()
         await asyncio.wait([task], timeout=CANCEL_WAIT_S)
+        try:
+            after = await asyncio.to_thread(self.store.get_run, run_id, False)
+        except StoreUnavailableError:
+            return  # kept asked: the run is ended as cancelled when it comes back
+        if after is not None and after.terminal:
+            self.cancel_asked.discard(run_id)
 
     async def recover(self, only: set[str] | None = None) -> list[str]:
         """Resume or end every unfinished run (``only`` these: a replica's, whose leases it
@@ -297,7 +308,13 @@ class RunManager:
         return ready
 
     def _resume(self, run: RunRecord) -> ActiveRun | None:
-        """Ready ``run`` to go on as it was started, or end it as failed (None)."""
+        """Ready ``run`` to go on as it was started, or end it as failed (None) — or as
+        cancelled, when it was asked to cancel while the store could not record that."""
+        if run.run_id in self.cancel_asked:
+            with contextlib.suppress(StoreError):  # still away: the next recovery tries again
+                if end_run(self.store, run.run_id, "cancelled"):
+                    self.cancel_asked.discard(run.run_id)
+            return None
         try:
             reopened = self.service.reopen(run.run_id, self.catalog.known)
         except RunEndedError as ended:  # reopen has ended it, with its reason
