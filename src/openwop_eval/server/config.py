@@ -333,9 +333,16 @@ def development_config(database: str | None = None) -> HostConfig:
         conformance_fixtures=True,
         agents={
             "core.conformance.mock-agent": AgentConfig(
-                agent=f"scripted:{fixtures / 'conformance-mock-agent.json'}", timeout_s=60
+                agent=f"scripted:{fixtures / 'conformance-mock-agent.json'}",
+                timeout_s=60,
+                version="1.0.0",
             )
         },
+        deployment=DeploymentPolicy(  # its runs of the gate fixture: evidence, refused
+            required_suites={
+                "core.conformance.mock-agent": ("core.conformance.evals.trajectory-gate",)
+            }
+        ),
         api_keys=(ApiKey(name="development", tenant="dev", key=DEV_KEY),),
         development=True,
     )
