@@ -18,45 +18,18 @@ import httpx
 import pytest
 from openwop_client.wire_id import project_id
 
+from tests.faults.outage import FAST_AGENT, many_suite
 from tests.hosts import Host, _postgres_database, wait_for
 
-AGENT = """
-import asyncio
-from openwop_eval.agents import AgentReply
+SUITE = many_suite(tasks=10, trials=100)
 
-async def agent(input, tools):
-    await asyncio.sleep(0.01)
-    await tools.call("crm:lookup", {"n": tools.context.trial})
-    return AgentReply(output="ok", latency_ms=10)
-"""
-
-SUITE: dict[str, Any] = {
-    "suiteId": "test.acme.evals.many",
-    "version": "1.0.0",
-    "modes": ["golden"],
-    "thresholds": {"passScore": 1},
-    "trials": {"count": 100, "passRule": "mean"},
-    "tasks": [
-        {
-            "taskId": f"t{i}",
-            "input": {},
-            "expected": {
-                "kind": "golden",
-                "match": {"strategy": "exact", "value": "ok"},
-                "trajectory": {"steps": [{"tool": "crm:lookup"}]},
-            },
-            "fixtures": {"toolResponses": [{"tool": "crm:lookup", "response": {}}]},
-        }
-        for i in range(10)
-    ],
-}
 RUNS, ROUNDS = 10, 5
 
 
 def _config(tmp: Path) -> Path:
     (tmp / "suites").mkdir()
     (tmp / "suites" / "many.json").write_text(json.dumps(SUITE))
-    (tmp / "agent.py").write_text(AGENT)
+    (tmp / "agent.py").write_text(FAST_AGENT)
     config = tmp / "host.toml"
     config.write_text(
         """
