@@ -3,14 +3,14 @@
 Run with a Python that has `inspect-ai` installed: the project's `.venv` (it is a dev
 dependency), or a virtualenv of its own:
 
-    .venv/bin/python bench/inspect_bench.py                               # 100 samples x 10 epochs
-    .venv/bin/python bench/inspect_bench.py --samples 500 --json out.json
-    .venv/bin/python bench/inspect_bench.py --samples 0 --sleep-trials 10000 --sleep-ms 1000 \
-        --sleep-concurrency 1000                                          # the sleepy one only
+    .venv/bin/python -m bench.runner.inspect_bench               # 100 samples x 10 epochs
+    .venv/bin/python -m bench.runner.inspect_bench --samples 500 --json out.json
+    .venv/bin/python -m bench.runner.inspect_bench --samples 0 --sleep-trials 10000 \
+        --sleep-ms 1000 --sleep-concurrency 1000                  # the sleepy one only
     python3 -m venv bench/.venv-inspect && bench/.venv-inspect/bin/pip install inspect-ai
 
-The work mirrors `bench/run_bench.py` (same trial count as `--instant-trials` when samples x
-epochs equals it, same concurrency, same pass condition), offline, through Inspect's own
+The work mirrors `bench/runner/run_bench.py` (same trial count as `--instant-trials` when
+samples x epochs equals it, same concurrency, same pass condition), offline, through Inspect's own
 machinery:
 
 - Scenario 1, "instant": each sample runs the stock `generate()` solver (tool loop) against the

@@ -1,7 +1,7 @@
 """Trials on Ray against trials in process: 1,000 trials of a 100 ms agent, each against the ideal.
 
-    python bench/ray_bench.py                                  # the defaults below
-    python bench/ray_bench.py --trials 1000 --sleep-ms 100 --concurrency 100 --json out.json
+    python -m bench.runner.ray_bench                                  # the defaults below
+    python -m bench.runner.ray_bench --trials 1000 --sleep-ms 100 --concurrency 100 --json out.json
 
 The agent waits ``--sleep-ms`` (a stand-in for a model call), makes one tool call answered
 by fixtures and answers. The same suite runs three times, each to a fresh SQLite store:
@@ -31,13 +31,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.runner.run_bench import TOOLS, shape, suite
 from openwop_eval import parse_suite
 from openwop_eval.agents import AgentReply
 from openwop_eval.runner.api import run_suite_async
 from openwop_eval.runner.ray_executor import RayExecutor
 from openwop_eval.runner.run import RunOptions, TrialExecutor
 from openwop_eval.store import Store
-from run_bench import TOOLS, shape, suite
 
 
 class SleepyAgent:

@@ -1,6 +1,6 @@
 """Eval host benchmark: a real ``openwop-eval serve`` process, driven over loopback HTTP.
 
-    python bench/host_bench.py [--database sqlite|postgres] [--json out.json]
+    python -m bench.host.host_bench [--database sqlite|postgres] [--json out.json]
 
 1. EvalSummary reads: an open-loop load GETs the eval-summary of a few completed
    conformance runs at ``--rate`` (200 req/s), then at each of ``--headroom-rate``
@@ -56,7 +56,7 @@ from typing import Any
 import httpx
 from openwop_client.wire_id import project_id
 
-import host_load
+from bench.host import host_load
 
 AUTH = {"Authorization": "Bearer dev-key"}
 MOCK = "core.conformance.mock-agent"

@@ -1,6 +1,6 @@
 """``results.json`` and ``results.md`` for ``bench/all``: every figure, the machine, the table.
 
-Standard library only (see ``all_jobs``).
+Standard library only (see ``jobs``).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from all_jobs import ROOT, Outcome
-from all_rows import Line
+from bench.driver.jobs import GRADE_BENCH, ROOT, Outcome
+from bench.driver.rows import Line
 
 
 def read(command: list[str]) -> str:
@@ -62,7 +62,7 @@ def peer_versions(outcomes: dict[str, Outcome]) -> dict[str, str]:
         data = outcome.data or {}
         if "inspectAi" in data:
             versions["inspect-ai"] = data["inspectAi"]
-        for peer in data.get("peers", []) if outcome.job.script == "grade_bench.py" else []:
+        for peer in data.get("peers", []) if outcome.job.script == GRADE_BENCH else []:
             versions[peer["name"]] = peer["version"]
     return versions
 

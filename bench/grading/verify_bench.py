@@ -1,7 +1,7 @@
 """``verify`` on a large event log: does it stream (flat memory), and how fast does it parse?
 
-    python bench/verify_bench.py                          # 1,000,000 trials
-    python bench/verify_bench.py --trials 100000 --json out.json
+    python -m bench.grading.verify_bench                          # 1,000,000 trials
+    python -m bench.grading.verify_bench --trials 100000 --json out.json
 
 The log is the runner's own: one trial of the runner benchmark's suite (an instant agent,
 3 fixture calls answered, an exact-match golden output, a 3-step trajectory) is run for
@@ -30,12 +30,12 @@ from typing import Any
 
 import orjson
 
+from bench.runner.run_bench import InstantAgent, suite
 from openwop_eval import parse_suite
 from openwop_eval.log.names import EVAL_COMPLETED as EVAL_DONE
 from openwop_eval.log.names import EXT
 from openwop_eval.runner.api import run_suite_async
 from openwop_eval.store import Store
-from run_bench import InstantAgent, suite
 
 
 def template(work: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:

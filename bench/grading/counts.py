@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from corpus import Corpus
-from verdicts import DEFECTS, PASS_RULES, task_passes
+from bench.grading.corpus import Corpus
+from bench.grading.verdicts import DEFECTS, PASS_RULES, task_passes
 
 
 @dataclass

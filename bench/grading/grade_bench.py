@@ -1,7 +1,7 @@
 """Grading benchmark: does the gate reach the right verdict on every recorded trial, how fast,
 and in how much memory? Optionally the same corpus through agentevals and Google ADK.
 
-    python bench/grade_bench.py --tasks 400 --trials 5 --seed 1 [--json PATH]
+    python -m bench.grading.grade_bench --tasks 400 --trials 5 --seed 1 [--json PATH]
 
 Exit status: 0 when our core graded every trial, task and suite as expected and leaked no
 defect class; 1 otherwise; 2 on bad arguments.
@@ -23,12 +23,11 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
-from compare import ModeResult, PeerRun, run_peer, speed
-from corpus import Corpus, build_corpus
-from gates import GateResult, run_gates
-from openwop_eval import collector
-from openwop_eval.core import GradingPlan, SuiteGrade, grade_suite
-from ours import (
+from bench.common.timing import Timing, max_rss, time_runs, traced_peak
+from bench.grading.corpus import Corpus, build_corpus
+from bench.grading.counts import VerdictTally, tally
+from bench.grading.gates import GateResult, run_gates
+from bench.grading.ours import (
     RuleCheck,
     check,
     expectations,
@@ -37,11 +36,12 @@ from ours import (
     records,
     trajectory_inputs,
 )
-from paired import paired
-from report import mib, ours_classes, ours_rules, peer_classes, peer_totals, table
-from tally import VerdictTally, tally
-from timing import Timing, max_rss, time_runs, traced_peak
-from verdicts import PASS_RULES, SuiteExpectation, TaskExpectation
+from bench.grading.paired import paired
+from bench.grading.peer_runs import ModeResult, PeerRun, run_peer, speed
+from bench.grading.tables import mib, ours_classes, ours_rules, peer_classes, peer_totals, table
+from bench.grading.verdicts import PASS_RULES, SuiteExpectation, TaskExpectation
+from openwop_eval import collector
+from openwop_eval.core import GradingPlan, SuiteGrade, grade_suite
 
 PEERS = ("agentevals", "google-adk")
 
@@ -221,7 +221,9 @@ def print_ours(ours: OursRun) -> None:
 
 
 def run_peers(corpus: Corpus, args: argparse.Namespace) -> tuple[list[PeerRun], dict[str, str]]:
-    from peers import load_peers  # only now: their imports would inflate our RSS figure
+    from bench.grading.peers import (
+        load_peers,  # only now: their imports would inflate our RSS figure
+    )
 
     found, missing = load_peers(PEERS)
     runs = []

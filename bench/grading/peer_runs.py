@@ -6,10 +6,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from corpus import Corpus
-from peers import Peer
-from tally import VerdictTally, tally
-from timing import Timing, time_runs, traced_peak
+from bench.common.timing import Timing, time_runs, traced_peak
+from bench.grading.corpus import Corpus
+from bench.grading.counts import VerdictTally, tally
+from bench.grading.peers import Peer
 
 CLOSEST = "closest per task"
 

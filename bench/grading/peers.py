@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from corpus import Call, Corpus, Task
+from bench.grading.corpus import Call, Corpus, Task
 
 # Keep LangSmith from tracing (and from reaching the network) before anything imports it.
 os.environ.setdefault("LANGSMITH_TRACING", "false")

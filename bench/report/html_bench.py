@@ -1,8 +1,8 @@
 """HTML report benchmark: how big the self-contained report gets, how long Python takes to
 render it, and how long headless chromium takes to show it, filter it and search it.
 
-    python bench/html_report.py                          # 500 and 10,000 trials
-    python bench/html_report.py --sizes 500,10000,50000 --repeat 5 --json out.json
+    python -m bench.report.html_bench                          # 500 and 10,000 trials
+    python -m bench.report.html_bench --sizes 500,10000,50000 --repeat 5 --json out.json
 
 Each size is ``size / --trials-per-task`` tasks (10 trials each by default) graded in process
 through ``openwop_eval.core``, as a run would grade them: a refund path of two steps, some

@@ -19,18 +19,27 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-BENCH = Path(__file__).resolve().parent
+BENCH = Path(__file__).resolve().parent.parent
 ROOT = BENCH.parent
 HEARTBEAT_SECONDS = 30.0
 GRACE_SECONDS = 30.0  # after SIGTERM: host_bench stops its host and deletes its scratch files
 
+# The scripts the rows run, by their path under bench/.
+RUN_BENCH = "runner/run_bench.py"
+INSPECT_BENCH = "runner/inspect_bench.py"
+GRADE_BENCH = "grading/grade_bench.py"
+VERIFY_BENCH = "grading/verify_bench.py"
+HOST_BENCH = "host/host_bench.py"
+
 
 @dataclass(frozen=True)
 class Job:
-    """``python bench/<script> <args> --json <temporary file>``, in a process of its own."""
+    """``python -m bench.<subject>.<script> <args> --json <temporary file>``, in a process of
+    its own, from the repository root."""
 
     name: str
     script: str
+    """Its path under ``bench/``, e.g. ``runner/run_bench.py``."""
     python: str
     args: tuple[str, ...]
     needs: tuple[str, ...]
@@ -41,7 +50,12 @@ class Job:
 
     @property
     def command(self) -> list[str]:
-        return [self.python, str(BENCH / self.script), *self.args]
+        return [self.python, "-m", module(self.script), *self.args]
+
+
+def module(script: str) -> str:
+    """``runner/run_bench.py`` → ``bench.runner.run_bench``."""
+    return ".".join(("bench", *Path(script).with_suffix("").parts))
 
 
 @dataclass
@@ -89,7 +103,7 @@ class HelpError(Exception):
 def help_text(python: str, script: str) -> str:
     """The script's ``--help`` (cached: several jobs share a script)."""
     done = subprocess.run(
-        [python, str(BENCH / script), "--help"],
+        [python, "-m", module(script), "--help"],
         capture_output=True,
         text=True,
         timeout=300,

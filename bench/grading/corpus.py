@@ -12,7 +12,7 @@ import random
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from verdicts import (
+from bench.grading.verdicts import (
     AGENT_ERROR,
     CLEAN,
     DEFECTS,

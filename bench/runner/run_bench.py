@@ -1,7 +1,7 @@
 """End-to-end runner benchmark: agents, tool boundary, grading, event log and store together.
 
-    python bench/run_bench.py                     # both scenarios, default sizes
-    python bench/run_bench.py --instant-trials 5000 --sleep-trials 1000 --json out.json
+    python -m bench.runner.run_bench                     # both scenarios, default sizes
+    python -m bench.runner.run_bench --instant-trials 5000 --sleep-trials 1000 --json out.json
 
 Scenario 1, "instant": an async agent that makes 3 tool calls answered by fixtures and
 returns at once; every event is committed to a SQLite store (WAL) and written to a JSON-lines
@@ -18,7 +18,7 @@ Suites have one task per 10 trials, at most 10,000 (the task limit), or ``--task
 ``--tasks``. ``0`` trials skips a scenario; peak RSS is the whole process's (plus its
 commit processes' peak, openwop_eval.runner.commit_process), so a memory figure is one
 scenario alone. ``--pss`` also samples the peak PSS of this process and its commit process
-together (bench/pss.py), which counts their shared pages once. ``--repeat N`` runs the
+together (bench/common/pss.py), which counts their shared pages once. ``--repeat N`` runs the
 instant scenario N times (each on a fresh store and file) and reports the median, with
 every run's seconds.
 """
@@ -38,13 +38,13 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
+from bench.common.pss import PssPeak
 from openwop_eval import collector, parse_suite
 from openwop_eval.agents import AgentReply
 from openwop_eval.limits import MAX_TASKS
 from openwop_eval.runner.api import run_suite_async
 from openwop_eval.runner.run import RunOptions
 from openwop_eval.store import Store
-from pss import PssPeak
 
 TOOLS = ["crm:lookup-order", "crm:get-customer", "payments:refund"]
 
@@ -186,7 +186,7 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=100)
     parser.add_argument("--tasks", type=int, help="tasks in each suite (default: trials/10)")
     parser.add_argument("--json", type=Path)
-    parser.add_argument("--pss", action="store_true", help="sample the peak PSS (bench/pss.py)")
+    parser.add_argument("--pss", action="store_true", help="sample the peak PSS (common/pss.py)")
     args = parser.parse_args()
     if args.sleep_trials and args.sleep_ms <= 0:
         parser.error("--sleep-ms must be above 0")

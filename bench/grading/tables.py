@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from compare import CLOSEST, ModeResult
+from bench.common.timing import Timing
+from bench.grading.counts import VerdictTally
+from bench.grading.ours import RuleCheck
+from bench.grading.peer_runs import CLOSEST, ModeResult
+from bench.grading.verdicts import CLOSED, DEFECTS, SuiteExpectation
 from openwop_eval import SuiteGrade
-from ours import RuleCheck
-from tally import VerdictTally
-from timing import Timing
-from verdicts import CLOSED, DEFECTS, SuiteExpectation
 
 LABELS = {
     "agentevals": "ae",

@@ -13,11 +13,11 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 
-from compare import PeerRun
-from corpus import Corpus
+from bench.common.timing import timed_once
+from bench.grading.corpus import Corpus
+from bench.grading.ours import plans, records
+from bench.grading.peer_runs import PeerRun
 from openwop_eval.core import grade_suite
-from ours import plans, records
-from timing import timed_once
 
 
 def paired(

@@ -30,9 +30,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from all_jobs import BENCH, ROOT, Job, Outcome, offers, run
-from all_report import machine, peer_versions, write
-from all_rows import (
+from bench.driver.jobs import (
+    BENCH,
+    GRADE_BENCH,
+    HOST_BENCH,
+    INSPECT_BENCH,
+    ROOT,
+    RUN_BENCH,
+    VERIFY_BENCH,
+    Job,
+    Outcome,
+    module,
+    offers,
+    run,
+)
+from bench.driver.results_table import machine, peer_versions, write
+from bench.driver.rows import (
     BUILDERS,
     FULL,
     GRADE_JOB,
@@ -140,9 +153,7 @@ HOST_NEEDS = ("--rate", "--headroom-rate", "--seconds", "--subscribers", "--task
 
 def runner_instant(trials: int, python: str, again: bool = False) -> Job:
     args = ("--instant-trials", str(trials), "--sleep-trials", "0")
-    return Job(
-        runner_job(trials, again), "run_bench.py", python, args, RUNNER_NEEDS, 120 + trials / 200
-    )
+    return Job(runner_job(trials, again), RUN_BENCH, python, args, RUNNER_NEEDS, 120 + trials / 200)
 
 
 def runner_large(trials: int, python: str) -> Job:
@@ -171,21 +182,21 @@ def runner_rss(trials: int, python: str) -> Job:
     args = ("--instant-trials", str(trials), "--sleep-trials", "0", "--tasks", str(MEMORY_TASKS))
     args += ("--pss",)  # a run that forks a commit process: the two together
     needs = (*RUNNER_NEEDS, "--pss")
-    return Job(rss_job(trials), "run_bench.py", python, args, needs, 120 + trials / 200)
+    return Job(rss_job(trials), RUN_BENCH, python, args, needs, 120 + trials / 200)
 
 
 def runner_sleep(sleep: Sleep, python: str) -> Job:
     args = ("--instant-trials", "0", "--sleep-trials", str(sleep.trials))
     args += ("--sleep-ms", f"{sleep.ms:g}", "--concurrency", str(sleep.concurrency))
     timeout = 120 + 5 * sleep.ideal + sleep.trials / 200
-    return Job(runner_sleep_job(sleep), "run_bench.py", python, args, RUNNER_NEEDS, timeout)
+    return Job(runner_sleep_job(sleep), RUN_BENCH, python, args, RUNNER_NEEDS, timeout)
 
 
 def inspect_instant(trials: int, python: str) -> Job:
     args = ("--samples", str(max(1, trials // 10)), "--epochs", "10", "--sleep-trials", "0")
     args += INSPECT_FLAGS
     needs = INSPECT_NEEDS + INSPECT_FLAGS
-    return Job(inspect_job(trials), "inspect_bench.py", python, args, needs, 120 + trials)
+    return Job(inspect_job(trials), INSPECT_BENCH, python, args, needs, 120 + trials)
 
 
 def inspect_sleep(sleep: Sleep, python: str) -> Job:
@@ -194,7 +205,7 @@ def inspect_sleep(sleep: Sleep, python: str) -> Job:
     args += INSPECT_FLAGS
     timeout = 120 + 5 * sleep.ideal + sleep.trials * 0.5
     needs = INSPECT_NEEDS + INSPECT_FLAGS
-    return Job(inspect_sleep_job(sleep), "inspect_bench.py", python, args, needs, timeout)
+    return Job(inspect_sleep_job(sleep), INSPECT_BENCH, python, args, needs, timeout)
 
 
 def grade(s: Sizes, python: str, peers: bool) -> Job:
@@ -202,13 +213,13 @@ def grade(s: Sizes, python: str, peers: bool) -> Job:
     args = ("--tasks", str(tasks), "--trials", str(trials), "--seed", "1")
     args += () if peers else ("--peers", "none")
     timeout = 300 + tasks * trials * 0.1
-    return Job(GRADE_JOB, "grade_bench.py", python, args, ("--tasks", "--peers", "--json"), timeout)
+    return Job(GRADE_JOB, GRADE_BENCH, python, args, ("--tasks", "--peers", "--json"), timeout)
 
 
 def verify(s: Sizes, python: str) -> Job:
     args = ("--trials", str(s.verify_trials), "--tasks", str(MEMORY_TASKS))
     timeout = 600 + s.verify_trials * 10 / 5_000  # 10 events a trial, at 5,000 events/s
-    return Job(VERIFY_JOB, "verify_bench.py", python, args, ("--trials", "--json"), timeout)
+    return Job(VERIFY_JOB, VERIFY_BENCH, python, args, ("--trials", "--json"), timeout)
 
 
 def host(s: Sizes, rows: list[str], python: str) -> Job:
@@ -216,13 +227,13 @@ def host(s: Sizes, rows: list[str], python: str) -> Job:
     rate, seconds = s.host_rate, s.host_seconds
     args: tuple[str, ...] = ()
     wanted = [part for part in ("summary", "sse") if part in rows]
-    if len(wanted) == 1 and offers(python, "host_bench.py", "--part"):
+    if len(wanted) == 1 and offers(python, HOST_BENCH, "--part"):
         args = ("--part", wanted[0])
     elif "summary" not in rows:
         rate, seconds = 50, 1  # an older host_bench runs both parts: a token load
     args += ("--rate", f"{rate:g}", "--headroom-rate", "0", "--seconds", f"{seconds:g}")
     args += ("--subscribers", str(subscribers), "--tasks", str(tasks), "--trials", str(trials))
-    return Job(HOST_JOB, "host_bench.py", python, args, HOST_NEEDS, 300 + 3 * seconds)
+    return Job(HOST_JOB, HOST_BENCH, python, args, HOST_NEEDS, 300 + 3 * seconds)
 
 
 def plan(s: Sizes, rows: list[str], py: Pythons, peers: bool) -> list[Job]:
@@ -256,7 +267,7 @@ def plan(s: Sizes, rows: list[str], py: Pythons, peers: bool) -> list[Job]:
 def shown(job: Job) -> str:
     python = Path(job.python)
     where = python.relative_to(ROOT) if python.is_relative_to(ROOT) else python
-    return f"{where} bench/{job.script} {' '.join(job.args)}"
+    return f"{where} -m {module(job.script)} {' '.join(job.args)}"
 
 
 def said(outcome: Outcome) -> str:

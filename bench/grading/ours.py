@@ -6,11 +6,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from corpus import Corpus
-from openwop_eval import ToolCall, TrialRecord, parse_suite, plan_suite
-from openwop_eval.core import GradingPlan, SuiteGrade, TaskGrade, check_trajectory
-from tally import ClassTally
-from verdicts import (
+from bench.grading.corpus import Corpus
+from bench.grading.counts import ClassTally
+from bench.grading.verdicts import (
     DEFECTS,
     PASS_RULES,
     SuiteExpectation,
@@ -19,6 +17,8 @@ from verdicts import (
     expected_suite,
     expected_task,
 )
+from openwop_eval import ToolCall, TrialRecord, parse_suite, plan_suite
+from openwop_eval.core import GradingPlan, SuiteGrade, TaskGrade, check_trajectory
 
 TOLERANCE = 1e-12
 

@@ -1,6 +1,6 @@
 """Host replicas: ``GET …/eval-summary`` throughput of 2 replicas vs 1, on one PostgreSQL.
 
-    python bench/replica_bench.py [--rate 6000] [--seconds 10] [--json out.json]
+    python -m bench.host.replica_bench [--rate 6000] [--seconds 10] [--json out.json]
 
 A scratch database on ``--pg-admin``; completed runs are created on the first replica; then
 the same open-loop load (``host_load.py``, no coordinated omission) is offered to one
@@ -26,8 +26,8 @@ from typing import Any
 
 import httpx
 
-import host_load
-from host_bench import (
+from bench.host import host_load
+from bench.host.host_bench import (
     AGENT,
     AUTH,
     SUITE,

@@ -1,7 +1,7 @@
 """The rows of ``bench/all``: the sizes each is measured at, and its figures read from the
 benchmark scripts' JSON, against the goal of the performance issue.
 
-Standard library only (see ``all_jobs``).
+Standard library only (see ``jobs``).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from all_jobs import Outcome
+from bench.driver.jobs import HOST_BENCH, Outcome
 
 RULES = ("mean", "all", "any")
 UNSEEN = ("fixture-miss", "agent-error")  # grade_bench leaves these out of a peer's totals
@@ -73,7 +73,7 @@ QUICK = Sizes(
 )
 
 
-# Job names, shared with the plan in all_bench.
+# Job names, shared with the plan in bench_all.
 def runner_job(trials: int, again: bool = False) -> str:
     return f"runner-{trials}" + ("-again" if again else "")
 
@@ -225,7 +225,7 @@ def runner_speed(trials: int, small: int, got: Outcomes) -> Line:
 
 def baseline(trials: int, got: Outcomes) -> tuple[float, int]:
     """The small size's trials/s: the median run of its jobs before and after the large
-    size (all_bench.runner_baseline), and how many runs that is."""
+    size (bench_all.runner_baseline), and how many runs that is."""
     first = need(got.get(runner_job(trials)), "instant")  # raises when not measured
     samples: list[float] = list(first.get("samplesSeconds") or [first["seconds"]])
     again = got.get(runner_job(trials, again=True))
@@ -397,9 +397,7 @@ def summary_lines(s: Sizes, got: Outcomes) -> list[Line]:
     except NotMeasuredError as why:
         return [line.absent(why)]
     except StopIteration:
-        why = NotMeasuredError(
-            f"bench/host_bench.py --json has no evalSummary at {s.host_rate:g}/s"
-        )
+        why = NotMeasuredError(f"bench/{HOST_BENCH} --json has no evalSummary at {s.host_rate:g}/s")
         return [line.absent(why)]
     p99, errors, sent = load["p99Ms"], load["errors"], load["sentPerSecond"]
     line.ours = (

@@ -1,0 +1,1 @@
+"""Shared measuring helpers: warm timing, memory peaks, PSS sampling."""

@@ -1,0 +1,1 @@
+"""The `bench/all` driver: its jobs, its rows and the results it writes."""

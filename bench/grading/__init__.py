@@ -1,0 +1,1 @@
+"""Grading: verdicts on a seeded corpus against the peers, and `verify` on a large log."""

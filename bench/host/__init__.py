@@ -1,0 +1,1 @@
+"""The HTTP host under open-loop load, alone and as replicas."""

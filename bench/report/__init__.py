@@ -1,0 +1,1 @@
+"""The HTML report: size, render time, and time to ready, filter and search in Chromium."""

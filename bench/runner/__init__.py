@@ -1,0 +1,1 @@
+"""The runner end to end, on Ray, and Inspect AI on the same workload."""
