@@ -4,7 +4,7 @@ A run allocates and frees many small objects per trial (events, payloads, record
 CPython's default first threshold, 700 more objects allocated than freed, the collector ran
 every few trials: the objects of the trials in flight survived its passes and reached the
 oldest generation, whose full passes walk the whole heap — a large suite's compiled plan
-included. That was a third of the runner's time (measured by ``bench/run_bench.py``).
+included. That was a third of the runner's time (measured by ``bench/runner/run_bench.py``).
 
 Most of these objects are freed by reference counting long before a pass would find them;
 the collector is needed only for reference cycles. A first threshold of

@@ -4,7 +4,7 @@ A run of 100,000 trials inserts 1,000,000 event rows. Sent one row per execution
 driver's ``executemany``), each row is a statement step of its own, and SQLite's driver lets
 go of the interpreter lock around every step: the committing thread then waits to take it
 back from the event loop, once per row, which doubled its time per commit under load
-(``bench/run_bench.py``). Here rows go in multi-row ``VALUES`` statements of at most
+(``bench/runner/run_bench.py``). Here rows go in multi-row ``VALUES`` statements of at most
 :data:`CHUNK` rows: one step, and one wait, per chunk; the rows themselves are inserted
 by the database while the loop runs.
 
