@@ -72,6 +72,7 @@ METHOD = "class Later:\n    def run(self):\n        {}\n"
         ("openwop_eval.log.names", "from ..runner import api", "openwop_eval.runner.api (runner)"),
         ("openwop_eval.log", "from ..store.sql import x", "openwop_eval.store.sql (store)"),
         ("openwop_eval.core.names", "import openwop_eval.server", "openwop_eval.server (server)"),
+        ("openwop_eval.core.names", "import openwop_eval", "openwop_eval (__init__)"),
         ("openwop_eval.core", "import openwop_eval.cli.main as m", "openwop_eval.cli.main (cli)"),
         (
             "openwop_eval.store.sql",

@@ -43,10 +43,15 @@ def rule_key(module: str, rules: Mapping[str, Rule] = RULES) -> str | None:
     return max(covering, key=len, default=None)
 
 
-def violations(sources: Iterable[Source], rules: Mapping[str, Rule] = RULES) -> list[str]:
-    """Every import, call and module of ``sources`` that breaks ``rules``, one line each."""
+def violations(
+    sources: Iterable[Source],
+    rules: Mapping[str, Rule] = RULES,
+    package: frozenset[str] | None = None,
+) -> list[str]:
+    """Every import, call and module of ``sources`` that breaks ``rules``, one line each;
+    ``package`` names all the package's modules when ``sources`` are only some of them."""
     listed = list(sources)
-    modules = frozenset(s.name for s in listed)
+    modules = frozenset(s.name for s in listed) | (package or frozenset())
     found: list[str] = []
     for key in sorted({relative(s.name).split(".")[0] for s in listed} - set(rules)):
         found.append(f"{ROOT}.{key}: a package or root module with no rule (add one)")
