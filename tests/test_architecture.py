@@ -104,6 +104,9 @@ METHOD = "class Later:\n    def run(self):\n        {}\n"
             "openwop_eval.cli.main (cli)",
         ),
         ("openwop_eval.store", '__import__("openwop_eval.server.app")', "(server)"),
+        ("openwop_eval.core.names", 'import_module(name="openwop_eval.cli")', "(cli)"),
+        ("openwop_eval.log", 'import_module(".main", package="openwop_eval.cli")', "(cli)"),
+        ("openwop_eval.log", 'import_module("..server", "openwop_eval.cli")', "server (server)"),
         ("openwop_eval.pytest_run", "from .cli import main", "openwop_eval.cli.main (cli)"),
         ("openwop_eval.pytest_run", "from . import cli", "openwop_eval.cli (cli)"),
         ("openwop_eval.runner.run", "from .. import terminal", "(terminal)"),
@@ -125,6 +128,7 @@ METHOD = "class Later:\n    def run(self):\n        {}\n"
         ("openwop_eval.compare.stats", "x = random.random()", "uses random.random"),
         ("openwop_eval.compare.stats", "from random import shuffle", "uses random.shuffle"),
         ("openwop_eval.compare.stats", "draw = random", "uses random.*"),
+        ("openwop_eval.compare.stats", '__import__("random").seed()', "imports random"),
         ("openwop_eval.compare.sides", "import random", "imports random"),
         # a package or root module with no rule
         ("openwop_eval.newcomer", "x = 1", "openwop_eval.newcomer: a package or root module"),
@@ -181,17 +185,19 @@ PARTS = st.lists(st.sampled_from(["a", "b", "c"]), min_size=0, max_size=3)
 def test_relative_imports_resolve_as_python_resolves_them(
     path: list[str], is_package: bool, level: int, module: list[str]
 ) -> None:
-    if not path and not is_package:
-        is_package = True  # the top-level module is the package itself
     name = ".".join(["openwop_eval", *path])
-    source = Source(name, f"from {'.' * level}{'.'.join(module)} import x", is_package)
-    if not level and not module:
-        return  # "from  import x" is no Python
+    relative = "." * level + ".".join(module)
+    if not relative:
+        return  # names no module
+    statement = Source(name, f"from {relative} import x", is_package or not path)
+    called = replace(statement, text=f'import_module("{relative}", __package__)')
     try:
-        expected = importlib.util.resolve_name("." * level + ".".join(module), source.package)
+        expected = importlib.util.resolve_name(relative, statement.package)
     except ImportError:
-        with pytest.raises(ValueError, match="beyond the top-level package"):
-            imports(source, frozenset())
+        for source in (statement, called):
+            with pytest.raises(ValueError, match="beyond the top-level package"):
+                imports(source, frozenset())
         return
-    assert [i.target for i in imports(source, frozenset())] == [expected]
-    assert [i.target for i in imports(source, frozenset({f"{expected}.x"}))] == [f"{expected}.x"]
+    assert [i.target for i in imports(statement, frozenset())] == [expected]
+    assert [i.target for i in imports(statement, frozenset({f"{expected}.x"}))] == [f"{expected}.x"]
+    assert [i.target for i in imports(called, frozenset())] == [expected]

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import cache
 from graphlib import CycleError, TopologicalSorter
 
-from .imports import ROOT, Source, imports, parse
+from .imports import ROOT, Import, Source, imports, parse
 from .rules import (
     IMPURE,
     LAYERS,
@@ -88,20 +88,21 @@ def _broken(
                 allowed = ", ".join(sorted(rule.may_import)) or "nothing of the package"
                 yield f"{at} imports {imported.target} ({target}); {key} may import {allowed}"
         elif rule.pure:
-            yield from _impure(source, imported.target, at, key)
+            yield from _impure(source, imported, at, key)
     if rule.pure:
         yield from _io_builtins(source, where)
 
 
-def _impure(source: Source, target: str, at: str, key: str) -> Iterator[str]:
+def _impure(source: Source, imported: Import, at: str, key: str) -> Iterator[str]:
+    target = imported.target
     top = target.split(".")[0]
     if top in PURE_IMPORTS:
         return
     allowed = PURE_EXCEPTIONS.get((relative(source.name), top))
-    if allowed is None:
+    if allowed is None or imported.dynamic:  # an exception holds for import statements only
         yield f"{at} imports {target}, which {key} may not: it is pure (see PURE_IMPORTS)"
         return
-    for name, line in _names_used(source, top):
+    for name, line in sorted(set(_names_used(source, top))):
         if name not in allowed:
             yield f"{source.name}:{line} uses {top}.{name}; only {sorted(allowed)} may be"
 

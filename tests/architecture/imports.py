@@ -41,6 +41,8 @@ class Import:
 
     target: str
     line: int
+    dynamic: bool = False
+    """Named by a call (``import_module``, ``__import__``), not an import statement."""
 
 
 def sources(package_dir: Path, root: str = ROOT) -> list[Source]:
@@ -71,8 +73,8 @@ def _imports(source: Source, modules: frozenset[str]) -> Iterator[Import]:
             for alias in node.names:
                 child = f"{base}.{alias.name}"
                 yield Import(child if child in modules else base, node.lineno)
-        elif isinstance(node, ast.Call) and _dynamic(node):
-            yield Import(_absolute(source, node.args[0].value), node.lineno)  # type: ignore[attr-defined]
+        elif isinstance(node, ast.Call) and (name := _dynamic(node)) is not None:
+            yield Import(_absolute(source, name, _literal(node, 1, "package")), node.lineno, True)
 
 
 @cache
@@ -92,15 +94,25 @@ def _base(source: Source, level: int, module: str | None) -> str:
     return ".".join([*base, module] if module else base)
 
 
-def _dynamic(node: ast.Call) -> bool:
-    """A call of ``import_module`` or ``__import__`` with a literal string first."""
+def _dynamic(node: ast.Call) -> str | None:
+    """The module a call of ``import_module`` or ``__import__`` names, when it is a literal."""
     func = node.func
-    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-    first = node.args[0] if node.args else None
-    return name in DYNAMIC and isinstance(first, ast.Constant) and isinstance(first.value, str)
+    called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    return _literal(node, 0, "name") if called in DYNAMIC else None
 
 
-def _absolute(source: Source, name: str) -> str:
-    """``import_module("..x", package=...)`` is taken relative to the importing module."""
+def _literal(node: ast.Call, position: int, keyword: str) -> str | None:
+    """A call's argument, given by position or keyword, when it is a literal string."""
+    given = [k.value for k in node.keywords if k.arg == keyword]
+    value = node.args[position] if len(node.args) > position else next(iter(given), None)
+    return value.value if isinstance(value, ast.Constant) and isinstance(value.value, str) else None
+
+
+def _absolute(source: Source, name: str, package: str | None) -> str:
+    """A dynamic import's name made absolute: a relative one against its literal ``package``,
+    else against the importing module's own package."""
     level = len(name) - len(name.lstrip("."))
-    return _base(source, level, name[level:] or None) if level else name
+    if not level:
+        return name
+    anchor = Source(f"{package}.__init__", "") if package else source
+    return _base(anchor, level, name[level:] or None)
