@@ -13,6 +13,7 @@ from graphlib import CycleError, TopologicalSorter
 
 from .imports import ROOT, Import, Source, imports, parse
 from .rules import (
+    FRONT_DOOR_NAMES,
     IMPURE,
     LAYERS,
     PURE_BUILTINS,
@@ -87,6 +88,9 @@ def _broken(
             elif target != key and target not in rule.may_import:
                 allowed = ", ".join(sorted(rule.may_import)) or "nothing of the package"
                 yield f"{at} imports {imported.target} ({target}); {key} may import {allowed}"
+            elif target == FRONT_DOOR != key and imported.name not in FRONT_DOOR_NAMES:
+                taken = imported.name or "all of it"
+                yield f"{at} takes {taken} from the front door; import it from where it is"
         elif rule.pure:
             yield from _impure(source, imported, at, key)
     if rule.pure:

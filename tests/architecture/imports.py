@@ -43,6 +43,8 @@ class Import:
     line: int
     dynamic: bool = False
     """Named by a call (``import_module``, ``__import__``), not an import statement."""
+    name: str | None = None
+    """What ``from target import name`` takes when it is not a module: a function, a class."""
 
 
 def sources(package_dir: Path, root: str = ROOT) -> list[Source]:
@@ -72,7 +74,10 @@ def _imports(source: Source, modules: frozenset[str]) -> Iterator[Import]:
             base = _base(source, node.level, node.module)
             for alias in node.names:
                 child = f"{base}.{alias.name}"
-                yield Import(child if child in modules else base, node.lineno)
+                if child in modules:
+                    yield Import(child, node.lineno)
+                else:
+                    yield Import(base, node.lineno, name=alias.name)
         elif isinstance(node, ast.Call) and (name := _dynamic(node)) is not None:
             yield Import(_absolute(source, name, _literal(node, 1, "package")), node.lineno, True)
 

@@ -183,6 +183,7 @@ RULES: dict[str, Rule] = {
         "limits",
         "runner",
     ),
+    # A second HTTP app beside the host's; it is to be served by the host's one HTTP stack.
     "html.viewer": _rule(
         "shells",
         "the local viewer (`openwop-eval view`), an HTTP app of its own",
@@ -247,6 +248,10 @@ RULES: dict[str, Rule] = {
     ),
     "__main__": _rule("shells", "`python -m openwop_eval`", "cli"),
 }
+
+FRONT_DOOR_NAMES = frozenset({"__version__"})
+"""All that a module of the package may take from the front door: the rest of it re-exports
+lower layers, which a module imports from where they are (and its rule must allow)."""
 
 SHELL_EDGES: dict[tuple[str, str], str] = {
     ("__main__", "cli"): "`python -m openwop_eval` is the command",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .rules import LAYERS, PURE_EXCEPTIONS, RULES, SHELL_EDGES
+from .rules import FRONT_DOOR_NAMES, LAYERS, PURE_EXCEPTIONS, RULES, SHELL_EDGES
 
 DOC = Path(__file__).parents[2] / "docs" / "architecture.md"
 BEGIN = "<!-- layer table: generated from tests/architecture/rules.py -->"
@@ -36,6 +36,7 @@ def table() -> str:
                 pure = "yes" if rule.pure else ""
                 row = f"| {layer} | `{key}` | {rule.what} | {pure} | "
                 lines.append(row + f"{_names(rule.may_import)} |")
+    lines += ["", f"A module of the package takes from `__init__` only {_names(FRONT_DOOR_NAMES)}."]
     lines += ["", "A shell imports another shell only here:", ""]
     lines += [f"- `{a}` → `{b}`: {why}" for (a, b), why in SHELL_EDGES.items()]
     lines += ["", "A pure module uses an impure one only here, and only these names of it:", ""]
