@@ -2,8 +2,9 @@
 and the texts its tests report.
 
 Nothing here imports pytest; :mod:`openwop_eval.pytest_plugin` turns it into tests. The run
-goes through the library's one run service, and the texts come from the command line's own
-renderers, so a test fails with exactly the reasons ``openwop-eval run`` prints.
+goes through the library's one run service, and the texts come from the renderers the command
+line prints with (:mod:`openwop_eval.terminal`), so a test fails with exactly the reasons
+``openwop-eval run`` prints.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from rich.console import Console
 
 from .agents import Agent, absolute_spec, resolve_agent
 from .agents.python import PythonAgent
-from .cli.render import print_problems, print_run_table
 from .core import Problem, SuiteError, TaskGrade
 from .core.rubric import Judge
 from .documents import LineMap, read_document
@@ -38,6 +38,7 @@ from .runner import (
 from .runner.reports import failure_lines, reason_text, report_dict
 from .store import Store
 from .suitefile import LoadedSuite, parse_suite
+from .terminal import print_problems, print_run_table
 
 SUITE_ID = "{suiteId}"
 """Replaced, in an output file name, by the suite's id: one file per suite of a session."""

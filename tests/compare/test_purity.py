@@ -3,30 +3,28 @@ and the public names other callers rely on."""
 
 from __future__ import annotations
 
-import sys
-
 import openwop_eval.compare as compare_package
-from tests.test_architecture import PACKAGE, _package_imports, imports_of
+from tests.architecture.checker import violations
+from tests.architecture.imports import imports
+from tests.architecture.rules import PURE_EXCEPTIONS, RULES
+from tests.test_architecture import SOURCES
 
-ALLOWED_RANDOMNESS = {"random"}  # seeded random.Random only; why this is not in core/
+COMPARE = [s for s in SOURCES if s.name.startswith("openwop_eval.compare")]
+MODULES = frozenset(s.name for s in SOURCES)
 
 
 def test_compare_imports_only_the_core_and_the_standard_library() -> None:
-    for path in sorted((PACKAGE / "compare").glob("*.py")):
-        ours = _package_imports(path) - {"compare", "core"}
-        assert not ours, f"{path.name} imports openwop_eval.{sorted(ours)}"
-        for name in imports_of(path):
-            top = name.split(".")[0]
-            if name.startswith(".") or top in ("__future__", "openwop_eval"):
-                continue
-            assert top in sys.stdlib_module_names, f"{path.name} imports {name}"
+    assert RULES["compare"].may_import == {"core"}
+    assert RULES["compare"].pure
+    assert violations(COMPARE, package=MODULES) == []
 
 
 def test_randomness_is_seeded_where_it_is_drawn() -> None:
-    text = (PACKAGE / "compare" / "stats.py").read_text()
-    assert "random.Random(seed)" in text
-    others = [p for p in (PACKAGE / "compare").glob("*.py") if p.name != "stats.py"]
-    assert all(not {n.split(".")[0] for n in imports_of(p)} & ALLOWED_RANDOMNESS for p in others)
+    stats = next(s for s in COMPARE if s.name == "openwop_eval.compare.stats")
+    assert "random.Random(seed)" in stats.text
+    assert PURE_EXCEPTIONS[("compare.stats", "random")] == {"Random"}
+    others = [s for s in COMPARE if s is not stats]
+    assert all(i.target.split(".")[0] != "random" for s in others for i in imports(s, MODULES))
 
 
 def test_the_public_api() -> None:

@@ -18,7 +18,6 @@ from rich.console import Console
 
 from openwop_eval import SuiteError, load_suite, parse_suite
 from openwop_eval.agents.base import AgentReply, ToolPort, TrialContext
-from openwop_eval.cli.render import print_problems
 from openwop_eval.core import (
     CriterionVerdict,
     JudgeRequest,
@@ -35,6 +34,7 @@ from openwop_eval.grade import grade
 from openwop_eval.runner.api import run_suite
 from openwop_eval.store import Store
 from openwop_eval.suitefile import LoadedSuite
+from openwop_eval.terminal import print_problems
 
 ACCEPTED, REFUSED = "accepted", "refused"
 

@@ -32,8 +32,8 @@ from ..html import render_comparison
 from ..store import Store
 from ..store.records import RunRecord
 from ..summaryfile import SummaryFileError, read_summary_file
+from ..terminal import plain
 from .codes import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_OK
-from .render import plain
 from .shell import consoles, open_store, usage, write_file
 
 

@@ -19,11 +19,11 @@ from ..core import SuiteError
 from ..judges import resolve_judge
 from ..runner.api import run_suite_async
 from ..suitefile import load_suite
+from ..terminal import plain, print_modes, print_problems, print_run_table
 from ..traces import AGENT_ID, TraceAgent, TraceProblem, load_traces, recording_of
 from .codes import EXIT_FAILED, EXIT_INVALID, EXIT_OK
 from .modes import mode_options, run_terms, safety_policy
 from .progress import RunProgress
-from .render import plain, print_modes, print_problems, print_run_table
 from .shell import (
     closing_judge,
     consoles,

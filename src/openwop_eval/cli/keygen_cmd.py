@@ -14,8 +14,8 @@ from typing import NoReturn
 import click
 from rich.console import Console
 
+from ..terminal import plain
 from .codes import EXIT_INVALID, EXIT_OK
-from .render import plain
 
 
 @click.command()

@@ -17,8 +17,8 @@ from rich.console import Console
 from .. import __version__, collector, limits
 from ..core import Problem, SuiteError
 from ..suitefile import load_suite
+from ..terminal import plain, print_problems
 from .codes import EXIT_INVALID
-from .render import plain, print_problems
 
 COMMANDS = {
     "run": "run_cmd",

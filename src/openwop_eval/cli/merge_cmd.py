@@ -14,8 +14,8 @@ from ..core import GradingError, SuiteError
 from ..log.shards import Opener, ShardError, document_digest, merge_shards
 from ..runner.events import stream_jsonl
 from ..suitefile import load_suite, suite_document
+from ..terminal import plain, print_problems, print_run_table
 from .codes import EXIT_FAILED, EXIT_INVALID, EXIT_OK
-from .render import plain, print_problems, print_run_table
 from .shell import consoles, open_output, write_file
 
 

@@ -6,7 +6,7 @@ import click
 
 from ..runner import RunError
 from ..runner.stored import stored_result
-from .render import plain
+from ..terminal import plain
 from .shell import consoles, open_store, usage, write_outputs
 
 

@@ -31,10 +31,10 @@ from ..runner.result import RunResult
 from ..runner.run import RunOptions, TrialExecutor
 from ..runner.tools import LiveTool, load_live_tools
 from ..suitefile import LoadedSuite, load_suite
+from ..terminal import print_modes, print_problems, print_run_table
 from .codes import EXIT_FAILED, EXIT_INVALID, EXIT_OK
 from .modes import mode_options, run_terms, safety_policy
 from .progress import RunProgress
-from .render import print_modes, print_problems, print_run_table
 from .shell import (
     closing_judge,
     consoles,

@@ -19,8 +19,8 @@ from ..log.jsonl import OutOfOrderError
 from ..log.replay import replay
 from ..runner.events import read_jsonl, stream_jsonl
 from ..suitefile import load_suite
+from ..terminal import print_problems
 from .codes import EXIT_FAILED, EXIT_INVALID, EXIT_OK
-from .render import print_problems
 from .shell import write_file
 
 

@@ -1,4 +1,6 @@
-"""Terminal rendering for the command line (display only; no decisions are made here)."""
+"""What a terminal shows: problems, the run table and the modes, as rich markup that prints
+as written (display only; no decisions are made here). The command line and the pytest
+plugin both print with it."""
 
 from __future__ import annotations
 
@@ -9,9 +11,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .. import limits
-from ..core import Problem, SuiteGrade
-from ..runner.reports import failure_lines, listed_tasks
+from . import limits
+from .core import Problem, SuiteGrade
+from .runner.reports import failure_lines, listed_tasks
 
 
 def print_problems(console: Console, source: str, problems: Sequence[Problem]) -> None:
