@@ -8,15 +8,13 @@ import json
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
 
 from openwop_eval.cli.main import main
-from openwop_eval.core import grading, tally
-from openwop_eval.runner import commit_process, trial
 from openwop_eval.store import Store
+from tests.helpers import count_grading
 from tests.runner import test_resume as resume
 from tests.runner.conftest import write
 
@@ -27,19 +25,7 @@ TRIALS = 9  # three tasks, three trials each
 
 @pytest.fixture
 def graded(monkeypatch: pytest.MonkeyPatch) -> Counter[tuple[str, int]]:
-    """How many times each (task, trial) is graded in this process (commits stay in it)."""
-    monkeypatch.setenv(commit_process.SETTING, "thread")
-    seen: Counter[tuple[str, int]] = Counter()
-    real = grading.grade_trial
-
-    def counting(*args: Any) -> Any:
-        grade = real(*args)
-        seen[grade.task_id, grade.index] += 1
-        return grade
-
-    for module in (tally, trial):  # where it is looked up
-        monkeypatch.setattr(module, "grade_trial", counting)
-    return seen
+    return count_grading(monkeypatch)
 
 
 def cli(*argv: str) -> Result:
