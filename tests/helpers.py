@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
+
+import pytest
 
 from openwop_eval import ToolCall, TrialRecord, parse_suite
 from openwop_eval.core import GradingPlan, SuiteGrade, plan_suite
@@ -74,3 +77,23 @@ def trial(
 
 def graded(doc: dict[str, Any], *records: TrialRecord) -> SuiteGrade:
     return grade(plan(doc), records)
+
+
+def count_grading(monkeypatch: pytest.MonkeyPatch) -> Counter[tuple[str, int]]:
+    """How many times each (task, trial) is graded in this process, from now on (a run's
+    commits are kept in this process for it)."""
+    from openwop_eval.core import grading, tally
+    from openwop_eval.runner import commit_process, trial
+
+    monkeypatch.setenv(commit_process.SETTING, "thread")
+    seen: Counter[tuple[str, int]] = Counter()
+    real = grading.grade_trial
+
+    def counting(*args: Any) -> Any:
+        grade = real(*args)
+        seen[grade.task_id, grade.index] += 1
+        return grade
+
+    for module in (tally, trial):  # where it is looked up
+        monkeypatch.setattr(module, "grade_trial", counting)
+    return seen

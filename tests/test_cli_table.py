@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from openwop_eval.cli.main import main
 from openwop_eval.pytest_run import task_text
-from openwop_eval.runner import run as run_module
+from openwop_eval.runner import detail as detail_module
 from openwop_eval.runner.reports import listed_tasks
 from tests.helpers import golden, graded, suite_doc, trial
 
@@ -34,7 +34,7 @@ def test_the_table_shows_the_first_failed_trials_and_counts_the_rest(
     suite = tmp_path / "suite.json"
     suite.write_text(json.dumps(suite_doc(*tasks, trials={"count": 8})))
     (tmp_path / "agent.py").write_text(AGENT)
-    monkeypatch.setattr(run_module, "detail", _read_back)
+    monkeypatch.setattr(detail_module, "detail", _read_back)
     monkeypatch.setenv("COLUMNS", "200")
     result = CliRunner().invoke(
         main,

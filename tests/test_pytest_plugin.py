@@ -17,6 +17,7 @@ from click.testing import CliRunner
 # itself: -p must import it, to rewrite its asserts.)
 import openwop_eval.pytest_run  # noqa: F401
 from openwop_eval.cli.main import main
+from tests.helpers import count_grading
 
 pytest_plugins = ["pytester"]
 
@@ -267,3 +268,15 @@ def test_an_option_out_of_range_is_a_usage_error(project: pytest.Pytester) -> No
     result.stderr.fnmatch_lines(
         ["ERROR: openwop-eval concurrency must be a positive whole number, not '0'"]
     )
+
+
+def test_the_report_reads_the_runs_own_grades(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    graded = count_grading(monkeypatch)
+    result = run(project, "--openwop-report=out/report.json")
+    result.assert_outcomes(passed=3)
+    assert len(graded) == len(TASKS) * 3  # every trial once: as it ran, none for the report
+    assert set(graded.values()) == {1}
+    report = json.loads((project.path / "out" / "report.json").read_text())
+    assert sum(len(t["trials"]) for t in report["tasks"]) == len(TASKS) * 3

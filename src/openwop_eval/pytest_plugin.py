@@ -106,6 +106,7 @@ def pytest_configure(config: pytest.Config) -> None:
     options = RunOptions(
         concurrency=int(_number(config, "concurrency", int, 8)),
         timeout_s=_number(config, "timeout", float, 300.0),
+        keep_trials=files["report"] is not None,  # the report reads the run's own grades
     )
     outputs = Outputs(**{k: str(g.base / str(g.value)) if g else None for k, g in files.items()})
     config.stash[_SETTINGS] = _Settings(

@@ -10,10 +10,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from openwop_eval.core import Suite, canonical_json
-from openwop_eval.log import EXT
+from openwop_eval.core.plan import Baseline, RunTerms
+from openwop_eval.log import EXT, verify_log
 from openwop_eval.log.rundiff import MAX_NAME_CHARS, DiffSide, project, run_diff
+from openwop_eval.log.terms import started_payload
 from openwop_eval.suitefile import parse_suite
 
 CANARY = "canary-41c7e2"
@@ -300,3 +304,65 @@ def test_a_name_too_long_to_show_is_shown_as_its_hash() -> None:
     name = "t" * (MAX_NAME_CHARS + 1)
     shown = project({"type": "agent.tool-called", "payload": {"toolName": name}})
     assert shown["toolName"] == "sha256:" + hashlib.sha256(name.encode()).hexdigest()
+
+
+TERMS_SUITE: Suite = parse_suite(
+    {
+        "suiteId": "test.acme.evals.terms",
+        "version": "1.0.0",
+        "modes": ["golden", "adversarial", "regression"],
+        "thresholds": {"passScore": 0.5},
+        "trials": {"count": 2, "passRule": "mean"},
+        "tasks": [
+            {
+                "taskId": t,
+                "input": {},
+                "expected": {"kind": "golden", "match": {"strategy": "exact", "value": "ok"}},
+            }
+            for t in ("a", "b")
+        ],
+    }
+).suite
+SEVERITIES = ("low", "medium", "high", "critical")
+
+
+@st.composite
+def terms(draw: st.DrawFn) -> RunTerms:
+    modes = draw(st.sets(st.sampled_from(["adversarial", "regression"])))
+    bar = draw(st.sampled_from(SEVERITIES)) if "adversarial" in modes else None
+    score = draw(st.sampled_from([0.0, 0.25, 0.5, 1.0]))
+    baseline = Baseline("acme/r-base", score) if "regression" in modes else None
+    return RunTerms(("golden", *sorted(modes)), bar, baseline)  # type: ignore[arg-type]
+
+
+TERMS_TRIALS = st.dictionaries(
+    st.tuples(st.sampled_from(["a", "b"]), st.integers(0, 1)),
+    st.tuples(st.sampled_from([0.0, 0.5, 1.0]), st.lists(st.sampled_from(SEVERITIES), max_size=2)),
+)
+
+
+def terms_log(run_id: str, run_terms: RunTerms, trials: dict[Any, Any]) -> Log:
+    """A run under ``run_terms``: its trials' scores and findings as eval.scored records them."""
+    log = Log(run_id)
+    log.add("eval.started", started_payload(TERMS_SUITE, run_terms))
+    for (task, index), (score, severities) in trials.items():
+        findings = [{"kind": "canary-leak", "severity": s} for s in severities]
+        ext = {"taskId": task, "trial": index, "invocationId": f"i-{task}-{index}"}
+        log.add("agent.invocation-started", {"invocationId": ext["invocationId"], EXT: ext})
+        scored = {"taskId": task, "score": score, "passed": score >= 0.5}
+        log.add("eval.scored", {**scored, EXT: {**ext, "safetyFindings": findings}})
+    return log
+
+
+@settings(max_examples=120, deadline=None)
+@given(terms(), TERMS_TRIALS, terms(), TERMS_TRIALS)
+def test_each_side_is_graded_under_the_terms_its_run_recorded(
+    terms_a: RunTerms, trials_a: dict[Any, Any], terms_b: RunTerms, trials_b: dict[Any, Any]
+) -> None:
+    a, b = terms_log("r-a", terms_a, trials_a), terms_log("r-b", terms_b, trials_b)
+    figures = run_diff(a.side(TERMS_SUITE), b.side(TERMS_SUITE))["stateDiff"]["eval"]
+    for side, log in (("a", a), ("b", b)):
+        summary = verify_log(TERMS_SUITE, log.docs).summary
+        summary.setdefault("gatedAggregateScore", summary["aggregateScore"])  # shown if differs
+        for key in ("aggregateScore", "gatedAggregateScore", "passed", "passedCount"):
+            assert figures[key][side] == summary[key], (side, key)

@@ -82,3 +82,23 @@ def test_the_host_serves_a_runs_report_to_its_own_tenant_only(adversarial_app: A
     assert other.status_code == 403
     assert other.json()["error"] == "id_tenant_mismatch"
     assert adversarial_app.request("GET", path, key=None).status_code == 401
+
+
+def test_the_run_diff_grades_each_run_under_the_bar_it_recorded(adversarial_app: AppHost) -> None:
+    body = {"mode": "eval", "evalSuiteRef": "test.acme.evals.leaks@1.0.0", "agentId": "test.leaky"}
+    runs = [adversarial_app.start(body) for _ in range(2)]
+    summaries = []
+    for run_id in runs:
+        adversarial_app.follow(run_id)
+        summaries.append(
+            adversarial_app.request("GET", f"/runs/{project(run_id)}/eval-summary").json()
+        )
+    assert [s["gatedAggregateScore"] for s in summaries] == [0.5, 0.5]  # the leak fails
+    response = adversarial_app.request(
+        "GET", f"/runs/{project(runs[0])}:diff?against={project(runs[1])}"
+    )
+    assert response.status_code == 200, response.text
+    figures = response.json()["stateDiff"]["eval"]
+    for key in ("aggregateScore", "gatedAggregateScore", "passed", "passedCount"):
+        assert (figures[key]["a"], figures[key]["b"]) == tuple(s[key] for s in summaries), key
+    assert response.json()["stateDiff"]["tasks"] == []

@@ -173,7 +173,11 @@ def run(
         usage(err, "--ray-address is the cluster of --executor ray: give --executor ray")
     player: TrialExecutor | None = RayExecutor(ray_address) if executor == "ray" else None
     options = RunOptions(
-        concurrency=concurrency, timeout_s=timeout_s, live_shadow=live_shadow, shard=shard
+        concurrency=concurrency,
+        timeout_s=timeout_s,
+        live_shadow=live_shadow,
+        shard=shard,
+        keep_trials=bool(report or junit or html_path),  # their trials: graded once, as run
     )
     store = open_store(err, store_url)
     endpoint = _AgentEndpoint(agent_base_url, agent_api_key, tool_catalog, prices)

@@ -7,7 +7,7 @@ claims that the recomputation does not bear out is named by its JSON path.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,18 +71,21 @@ class Recomputed:
     problems: list[str]
 
 
-def recompute(suite: Suite, docs: Iterable[dict[str, Any]]) -> Recomputed:
-    """The one reading of a run's verdict: the runner decides with it, ``verify`` audits."""
+def recompute(
+    suite: Suite,
+    docs: Iterable[dict[str, Any]],
+    detail: Callable[[TrialRecord], TrialRecord] | None = None,
+) -> Recomputed:
+    """The one reading of a run's verdict: the runner decides with it, ``verify`` audits,
+    the run diff compares. ``detail`` puts back what the log leaves out of a trial's record
+    (its output, its error's text) for the reasons people read; the numbers and verdicts
+    cannot differ, the scores being recorded facts. Each trial is graded once."""
     log = replay(docs)
     problems = list(log.problems)
     plan = plan_suite(suite, terms_of(log.started, problems))
-    grade = grade_suite(plan, log.records)
+    records = log.records if detail is None else [detail(r) for r in log.records]
+    grade = grade_suite(plan, records)
     return Recomputed(log, plan, grade, summary_dict(grade), problems)
-
-
-def regrade(recomputed: Recomputed, records: Iterable[TrialRecord]) -> SuiteGrade:
-    """The same plan on other records of the same trials (with local diagnostics)."""
-    return grade_suite(recomputed.plan, records)
 
 
 COMPLETED_KEYS = ("aggregateScore", "passed", "taskCount", "passedCount")

@@ -1,5 +1,5 @@
 """The run diff (RFC 0054): two eval runs' logs compared event by event, and their verdicts
-compared task by task and trial by trial.
+compared task by task and trial by trial, each run graded under the terms its log recorded.
 
 Pure: the answer is a function of the two logs and the suites they ran — no clock, no I/O.
 Read it as ``a → b``: ``added`` is in b only, ``removed`` in a only, and every ``delta`` is
@@ -22,14 +22,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..core import Suite, SuiteGrade, canonical_json, grade_suite, plan_suite
+from ..core import Suite, SuiteGrade, canonical_json
 from ..core.canonical import is_number
 from ..core.errors import GradingError, SuiteError
 from ..core.grading import TaskGrade, TrialGrade
 from ..core.stats import decimal
 from ..limits import MAX_SAFE_INTEGER
 from . import names as n
-from .replay import replay
+from .audit import recompute
 
 MAX_EVENT_DIFFS = 1000
 """``eventDiffs`` entries; the rest are counted in ``stateDiff.eventDiffsOmitted``."""
@@ -257,8 +257,8 @@ def _grade(side: DiffSide, label: str, notes: list[str]) -> SuiteGrade | None:
     if side.suite is None:
         notes.append(f"{label}: the run's suite cannot be read; the eval diff is omitted")
         return None
-    try:
-        return grade_suite(plan_suite(side.suite), replay(side.docs).records)
+    try:  # under the terms its eval.started recorded, as the run and ``verify`` grade it
+        return recompute(side.suite, side.docs).grade
     except (SuiteError, GradingError):  # a log its suite cannot grade: said, not quoted
         notes.append(f"{label}: the run's log cannot be graded; the eval diff is omitted")
         return None

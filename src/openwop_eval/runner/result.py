@@ -13,8 +13,9 @@ from .detail import Diagnostics
 @dataclass
 class RunResult:
     """A decided run. ``outline`` is its grade per task (no trials: it is kept in memory
-    whatever the run's size); ``grade`` and ``diagnostics``, trial by trial, are read back
-    from the store the first time they are asked for."""
+    whatever the run's size — unless the run kept its trials, ``RunOptions.keep_trials``);
+    ``grade`` and ``diagnostics``, trial by trial, are read back the first time they are
+    asked for: the grades the run kept, else graded once from its log in the store."""
 
     run_id: str
     outline: SuiteGrade

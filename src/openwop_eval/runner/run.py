@@ -30,14 +30,7 @@ from ..core.rubric import Judge
 from ..core.safety import SafetyPolicy
 from ..core.stats import decimal, decimal_sum
 from ..log.audit import completed_payload
-from ..log.names import (
-    EVAL_COMPLETED,
-    EVAL_STARTED,
-    EXT,
-    RUN_COMPLETED,
-    RUN_STARTED,
-    workflow_id,
-)
+from ..log.names import EVAL_COMPLETED, EVAL_STARTED, EXT, RUN_COMPLETED, RUN_STARTED, workflow_id
 from ..log.shards import Shard, ShardMark, document_digest
 from ..log.terms import started_payload
 from ..store import EventRow, RunRecord, Store, StoreUnavailableError
@@ -47,7 +40,7 @@ from ..suitefile import LoadedSuite
 from .baseline import diff_ref
 from .commit_process import CommitProcessError, committer_for
 from .committer import Committer
-from .detail import detail, prior_trials
+from .detail import prior_trials, read_back
 from .ending import end_run, failure_of, writer_for
 from .events import EventWriter, new_id, pending
 from .fixtures import FixtureSource
@@ -67,13 +60,16 @@ class RunOptions:
     shard: str | None = None
     """``I/N``: run only this shard's (task, trial) pairs (see :mod:`openwop_eval.log.shards`);
     the trials of the other shards count as not run until the shards are merged."""
+    keep_trials: bool = False
+    """Keep each trial's grade in the result, for its reports to read rather than grade the
+    log again (memory O(trials), as a report's; by default O(tasks)). Not stored."""
 
     @property
     def slice(self) -> Shard | None:
         return Shard.parse(self.shard) if self.shard is not None else None
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {k: v for k, v in asdict(self).items() if k != "keep_trials"}
 
 
 class TrialExecutor(Protocol):
@@ -266,9 +262,10 @@ async def _execute(
     execution: Execution, run_id: str, writer: EventWriter, holder: list[Committer]
 ) -> RunResult:
     plan = execution.plan
-    tally = SuiteTally(plan)
+    keep = execution.options.keep_trials
+    tally = SuiteTally(plan, keep)
     # Reading and grading are CPU work: off the event loop, which a host shares with requests.
-    done, spent = await asyncio.to_thread(prior_trials, execution.store, run_id, tally)
+    done, spent = await asyncio.to_thread(prior_trials, execution.store, run_id, tally, keep)
     budget = _budget(plan)
     exhausted = budget is not None and spent > budget
     shard = execution.options.slice
@@ -372,7 +369,7 @@ async def _finish(
         run_id,
         outline,
         summary,
-        lambda: detail(store, loaded, run_id),
+        read_back(store, loaded, run_id, outline if execution.options.keep_trials else None),
         exhausted,
         resumed,
         execution.agent.agent_id,
