@@ -10,11 +10,14 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 # What the plugin runs on, imported once here: pytester drops the modules an in-process run
-# imports, and a second copy beside the first would mix their classes. (Not the plugin
-# itself: -p must import it, to rewrite its asserts.)
+# imports, and a second copy beside the first would mix their classes (SQLAlchemy's
+# PostgreSQL dialect registers SQL functions once a process: imported again, it warns).
+# (Not the plugin itself: -p must import it, to rewrite its asserts.)
+import sqlalchemy.dialects.postgresql  # noqa: F401
+from click.testing import CliRunner
+
 import openwop_eval.pytest_run  # noqa: F401
 from openwop_eval.cli.main import main
 from tests.helpers import count_grading
