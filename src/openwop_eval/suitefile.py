@@ -37,13 +37,6 @@ class LoadedSuite:
     warnings: list[Problem] = field(default_factory=list)
 
 
-def validate_document(
-    doc: Any, line_of: Callable[[Loc], int | None] | None = None
-) -> list[Problem]:
-    """Every problem in a decoded suite document, sorted by line and path."""
-    return _validate(doc, line_of, values_checked=False)
-
-
 def _validate(
     doc: Any, line_of: Callable[[Loc], int | None] | None, values_checked: bool
 ) -> list[Problem]:

@@ -37,10 +37,9 @@ from ..conformance.verifier import (
     read_bundle,
     verify_file,
 )
-from .codes import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_OK
+from .codes import EXIT_INCOMPLETE, EXIT_OK
 
 EXIT_VERIFIED = EXIT_OK
-EXIT_REJECTED = EXIT_FAILED
 EXIT_UNVERIFIED = 2
 """The digest's "coherent but not independently verified" (not codes.EXIT_INVALID's usage)."""
 EXIT_UNREADABLE = EXIT_INCOMPLETE
@@ -144,7 +143,7 @@ def verify(
         rejection = Rejection("rerun-disagrees", f"the live re-run disagrees: {said}", None)
         result = replace(result, rejections=(*result.rejections, rejection))
     code = result.exit_code
-    if again is not None and again.unreachable and code == 0:
+    if again is not None and again.unreachable and code == EXIT_VERIFIED:
         code = EXIT_UNVERIFIED  # the signed rows could not be re-checked
     data = result.as_dict() | {"exitCode": code}
     if live is not None:

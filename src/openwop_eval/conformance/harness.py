@@ -33,12 +33,6 @@ from .verifier import MAX_DISCOVERY_BYTES
 from .witness import Assertion
 
 Disposition = Literal["executed-pass", "executed-fail", "inapplicable", "blocked"]
-DISPOSITIONS: tuple[Disposition, ...] = (
-    "executed-pass",
-    "executed-fail",
-    "inapplicable",
-    "blocked",
-)
 LEGS = (witness.MEAN_GATED, witness.SUITE_GATED, witness.GATED_FIELDS_SHAPE)
 LEG_SCENARIOS = {
     witness.MEAN_GATED: f"openwop-eval conformance: {witness.MEAN_FIXTURE}",

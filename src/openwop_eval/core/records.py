@@ -42,11 +42,6 @@ class TrialRecord:
     findings: tuple[FindingTag, ...] = ()
     """Adversarial runs: the trial's safety findings, as its ``eval.scored`` records them."""
 
-    @property
-    def failed_closed(self) -> bool:
-        """A fixture miss fails the trial closed (``onMiss: "fail"``)."""
-        return any(call.missed for call in self.tool_calls)
-
 
 Recording: TypeAlias = Mapping[str, Mapping[int, list[tuple[str, JSON, JSON]]]]
 """Recorded tool responses: per task, per recorded trial, (tool, args, result) of each

@@ -22,10 +22,9 @@ from ..core import (
     summary_dict,
 )
 from ..core import names as n
-from ..core.plan import GradingPlan
 from .names import sequence_of
 from .reader import LogReader
-from .replay import Replay, replay
+from .replay import replay
 from .terms import terms_of
 
 
@@ -64,8 +63,6 @@ class Verification:
 class Recomputed:
     """A run graded from its log alone: under the terms its ``eval.started`` states."""
 
-    log: Replay
-    plan: GradingPlan
     grade: SuiteGrade
     summary: dict[str, Any]
     problems: list[str]
@@ -85,7 +82,7 @@ def recompute(
     plan = plan_suite(suite, terms_of(log.started, problems))
     records = log.records if detail is None else [detail(r) for r in log.records]
     grade = grade_suite(plan, records)
-    return Recomputed(log, plan, grade, summary_dict(grade), problems)
+    return Recomputed(grade, summary_dict(grade), problems)
 
 
 COMPLETED_KEYS = ("aggregateScore", "passed", "taskCount", "passedCount")

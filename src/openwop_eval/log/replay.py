@@ -16,8 +16,6 @@ from .reader import LogReader
 @dataclass(frozen=True)
 class Replay:
     records: list[TrialRecord]
-    recorded_passed: dict[tuple[str, int], bool]
-    """Each trial's verdict as its ``eval.scored`` states it, to check against a recompute."""
     responses: dict[tuple[str, int], list[tuple[str, JSON, JSON]]]
     """Per (task, trial): the calls a fixture served or a live tool answered, with results."""
     problems: list[str]
@@ -29,12 +27,11 @@ def replay(docs: Iterable[dict[str, Any]], ordered: bool = False) -> Replay:
     """Every trial of a log; ``ordered`` when ``docs`` already come in sequence order (the
     store's), else they are sorted first."""
     reader = LogReader()
-    records, passed, responses = [], {}, {}
+    records, responses = [], {}
     for doc in docs if ordered else sorted(docs, key=sequence_of):
         scored = reader.feed(doc)
         if scored is not None:
             key = (scored.record.task_id, scored.record.index)
             records.append(scored.record)
-            passed[key] = scored.passed
             responses[key] = scored.responses
-    return Replay(records, passed, responses, reader.problems.listed(), reader.started)
+    return Replay(records, responses, reader.problems.listed(), reader.started)
