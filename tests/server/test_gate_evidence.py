@@ -335,3 +335,20 @@ def test_required_suites_must_name_served_suites_of_configured_agents(
         )
     assert "suite acme.nothing is not served" in str(stopped.value)
     assert "agent acme.nobody is not configured" in str(stopped.value)
+
+
+@pytest.mark.parametrize(
+    "forged",
+    [
+        {"evidence": "v1:\u00e9" * 10},  # not ASCII: a seal of ours never is
+        {"summary": [1, 2]},  # a summary that is no object
+        {"summary": {"passed": True, "n": 2**60}},  # beyond what canonical JSON holds
+    ],
+)
+def test_a_run_row_forged_with_values_no_host_writes_is_refused_not_a_500(
+    app: AppHost, forged: dict[str, Any]
+) -> None:
+    run_id = app.run_to_end(REFUNDS_SUITE, CAREFUL)
+    with app.store.transaction() as tx:
+        tx.execute(runs.update().where(runs.c.run_id == run_id).values(**forged))
+    refused(app, CAREFUL, "1.0.0", run_id)

@@ -121,7 +121,7 @@ def gate_refusal(
         return "the run is not an eval run"
     if not run.terminal:
         return f"the eval run is still {run.status}"
-    if run.status != "completed" or run.summary is None:
+    if run.status != "completed" or not isinstance(run.summary, dict):
         return f"the eval run ended {run.status}"
     if run.agent_id != agent_id:
         return f"the eval run evaluated agent {run.agent_id}, not {agent_id}"
