@@ -7,9 +7,8 @@ from typing import Any
 
 import pytest
 
-from openwop_eval import ToolCall, TrialRecord, parse_suite
+from openwop_eval import ToolCall, TrialRecord, grade, parse_suite
 from openwop_eval.core import GradingPlan, SuiteGrade, plan_suite
-from openwop_eval.grade import grade
 
 
 def golden(

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from openwop_eval.cli.main import main
 from openwop_eval.pytest_run import task_text
-from openwop_eval.runner import detail as detail_module
+from openwop_eval.runner import stored as detail_module
 from openwop_eval.runner.reports import listed_tasks
 from tests.helpers import golden, graded, suite_doc, trial
 

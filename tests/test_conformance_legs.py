@@ -13,10 +13,9 @@ from typing import Any
 
 import pytest
 
-from openwop_eval import TrialRecord, parse_suite, summary_dict
+from openwop_eval import TrialRecord, grade, parse_suite, summary_dict
 from openwop_eval.conformance import witness
 from openwop_eval.core import SuiteGrade, ToolCall
-from openwop_eval.grade import grade
 
 FIXTURES = resources.files("openwop_eval.conformance") / "fixtures"
 

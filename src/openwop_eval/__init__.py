@@ -21,11 +21,11 @@ from .core import (
     TrialGrade,
     TrialRecord,
     build_summary,
+    grade,
     grade_suite,
     plan_suite,
     summary_dict,
 )
-from .grade import grade
 from .log import Verification, verify_log
 from .runner.api import resume_async, run_suite, run_suite_async
 from .runner.result import RunResult

@@ -70,7 +70,8 @@ RULES: dict[str, Rule] = {
     "log": _rule(
         "pure",
         "an eval run's event log as data: event names, trial attribution, strict JSON lines,"
-        " a run's terms in `eval.started`, reading a log back, `verify_log`, the run diff,"
+        " a run's terms in `eval.started`, reading a log back, the one reader of a verdict"
+        " (`read_verdict`) and the audit built on it, the run diff,"
         " shards and their merge",
         "core",
         "jsontext",
@@ -87,7 +88,6 @@ RULES: dict[str, Rule] = {
     "deployments": _rule(
         "pure", "the RFC 0082 deployment state machine as a table", "core", pure=True
     ),
-    "grade": _rule("pure", "one call from a suite and its trials to a grade", "core", pure=True),
     "yamldoc": _rule("input", "YAML into plain JSON values", "core", "limits"),
     "documents": _rule(
         "input", "JSON and YAML documents with the line of every value", "core", "limits", "yamldoc"
@@ -153,7 +153,6 @@ RULES: dict[str, Rule] = {
         "front door",
         "the public API: load a suite, grade, run, verify",
         "core",
-        "grade",
         "log",
         "runner",
         "suitefile",

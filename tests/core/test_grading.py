@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from openwop_eval import GradingError, ToolCall, TrialRecord, summary_dict
-from openwop_eval.grade import grade
+from openwop_eval import GradingError, ToolCall, TrialRecord, grade, summary_dict
 from tests.helpers import calls, golden, graded, plan, rubric, suite_doc, trial
 
 

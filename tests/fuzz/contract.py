@@ -16,7 +16,7 @@ from typing import Any
 
 from rich.console import Console
 
-from openwop_eval import SuiteError, load_suite, parse_suite
+from openwop_eval import SuiteError, grade, load_suite, parse_suite
 from openwop_eval.agents.base import AgentReply, ToolPort, TrialContext
 from openwop_eval.core import (
     CriterionVerdict,
@@ -30,7 +30,6 @@ from openwop_eval.core import (
     summary_dict,
 )
 from openwop_eval.core.problems import errors_in
-from openwop_eval.grade import grade
 from openwop_eval.runner.api import run_suite
 from openwop_eval.store import Store
 from openwop_eval.suitefile import LoadedSuite

@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 from rich.console import Console
@@ -29,12 +31,15 @@ from ..compare import compare as compare_sides
 from ..compare import regression_reasons as regressions
 from ..compare.comparison import delta_text, sign_text
 from ..html import render_comparison
+from ..runner.stored import stored_summary
 from ..store import Store
 from ..store.records import RunRecord
 from ..summaryfile import SummaryFileError, read_summary_file
 from ..terminal import plain
 from .codes import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_OK
 from .shell import consoles, open_store, usage, write_file
+
+T = TypeVar("T")
 
 
 @click.command()
@@ -152,10 +157,17 @@ class _Runs:
         self._store: Store | None = None
 
     def get(self, run_id: str) -> RunRecord | None:
+        return self._read(lambda store: store.get_run(run_id))
+
+    def summary(self, run: RunRecord) -> Any:
+        """The run's summary as its log bears it out (the one reader of a verdict)."""
+        return self._read(lambda store: stored_summary(store, run))
+
+    def _read(self, read: Callable[[Store], T]) -> T:
         if self._store is None:
             self._store = open_store(self._err, self._url)
         try:
-            return self._store.get_run(run_id)
+            return read(self._store)
         except Exception as exc:  # the database refused: exit 3, as when it cannot be opened
             # a database error's text quotes its parameters: only its first line, bounded
             lines = str(exc).splitlines()
@@ -176,7 +188,7 @@ def _side(arg: str, runs: _Runs) -> Side:
         raise CompareInputError(
             f"run {arg} is {run.status}; only a completed run has a summary to compare"
         )
-    return read_side(run.summary, arg)
+    return read_side(runs.summary(run), arg)
 
 
 def _from_file(path: str) -> Side:

@@ -16,7 +16,7 @@ from .records import ToolCall, TrialRecord
 from .rubric import CriterionVerdict, Judge, JudgeRequest, check_verdicts, rubric_score
 from .suite import Suite, Task
 from .summary import EvalSummary, build_summary, summary_dict
-from .tally import SuiteTally, grade_suite, grade_task
+from .tally import SuiteTally, grade, grade_suite, grade_task
 from .trajectory import TrajectoryResult, check_trajectory, compile_trajectory
 
 __all__ = [
@@ -49,6 +49,7 @@ __all__ = [
     "check_verdicts",
     "compile_trajectory",
     "decide_suite",
+    "grade",
     "grade_suite",
     "grade_task",
     "grade_trial",

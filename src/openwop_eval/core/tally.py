@@ -26,11 +26,12 @@ from . import names as n
 from .aggregate import SuiteGrade, decide
 from .errors import GradingError
 from .grading import FAILURES_KEPT, TaskGrade, TrialGrade, grade_trial, not_run
-from .plan import CompiledTask, GradingPlan
+from .plan import CompiledTask, GradingPlan, plan_suite
 from .reasons import Reason
 from .records import TrialRecord
 from .safety import FindingTag, distinct_tags
 from .stats import DecimalSum, decimal_parts, pass_at_k, pass_hat_k, round_half_up
+from .suite import Suite
 
 FLUSH_AT: Final = 32
 """Distinct scores a task counts before folding them into its exact sums."""
@@ -389,3 +390,8 @@ def _raise_first_fault(plan: GradingPlan, records: Sequence[TrialRecord]) -> Non
         grouped[record.task_id].append(record)
     for task in plan.tasks:
         _fold_all(tally.task(task.task_id), grouped.get(task.task_id, ()))
+
+
+def grade(suite: Suite | GradingPlan, records: Iterable[TrialRecord]) -> SuiteGrade:
+    """Grade ``records`` against ``suite``; ``summary_dict(result)`` is its EvalSummary."""
+    return grade_suite(suite if isinstance(suite, GradingPlan) else plan_suite(suite), records)

@@ -6,19 +6,23 @@ events (or lines) as an iterable, so the auditor of another host's log depends o
 this project's runner. Writing a log — ids, timestamps, numbering, commits — is the runner's.
 """
 
-from .audit import Mismatch, Verification, diff, verify_log
+from .audit import Verification, verify_log
+from .jsondiff import Mismatch, diff
 from .jsonl import parse_jsonl
 from .names import EXT, V1_NAMES, sequence_of, trial_ext, v2_type
 from .replay import Replay, replay
+from .verdict import Verdict, read_verdict
 
 __all__ = [
     "EXT",
     "V1_NAMES",
     "Mismatch",
     "Replay",
+    "Verdict",
     "Verification",
     "diff",
     "parse_jsonl",
+    "read_verdict",
     "replay",
     "sequence_of",
     "trial_ext",

@@ -29,7 +29,7 @@ from ..core.grading import TaskGrade, TrialGrade
 from ..core.stats import decimal
 from ..limits import MAX_SAFE_INTEGER
 from . import names as n
-from .audit import recompute
+from .verdict import read_verdict
 
 MAX_EVENT_DIFFS = 1000
 """``eventDiffs`` entries; the rest are counted in ``stateDiff.eventDiffsOmitted``."""
@@ -258,7 +258,7 @@ def _grade(side: DiffSide, label: str, notes: list[str]) -> SuiteGrade | None:
         notes.append(f"{label}: the run's suite cannot be read; the eval diff is omitted")
         return None
     try:  # under the terms its eval.started recorded, as the run and ``verify`` grade it
-        return recompute(side.suite, side.docs).grade
+        return read_verdict(side.suite, side.docs, keep_trials=True).grade
     except (SuiteError, GradingError):  # a log its suite cannot grade: said, not quoted
         notes.append(f"{label}: the run's log cannot be graded; the eval diff is omitted")
         return None

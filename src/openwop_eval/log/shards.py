@@ -6,7 +6,7 @@ the same on every machine. Its ``eval.started`` carries a shard mark — the sli
 digests of the suite document and of the fixture source, and the agent id — so that
 :func:`merge_shards` can refuse what is missing, given twice or does not belong together,
 and otherwise build the run the unsharded one would have been: the same trials under the
-same terms, graded by the one reading of a log (:func:`~.audit.verify_log`), so the merged
+same terms, graded by the one reading of a log (:func:`~.verdict.read_verdict`), so the merged
 summary equals the unsharded one.
 
 Pure like the rest of this package: the logs come in as re-readable iterables (each is read
@@ -23,7 +23,6 @@ from typing import Any, Final
 
 from ..core import Suite, SuiteGrade, canonical_json
 from ..core import names as cn
-from .audit import completed_payload, verify_log
 from .names import (
     EVAL_COMPLETED,
     EVAL_SCORED,
@@ -35,6 +34,7 @@ from .names import (
     RUN_STARTED,
     SCHEMA_VERSION,
 )
+from .verdict import completed_payload, read_verdict
 
 MAX_SHARDS: Final = 1_000
 """The most shards a run may be split into (a CI matrix has far fewer jobs)."""
@@ -184,9 +184,9 @@ def merge_shards(
                     trials += doc.get("type") == EVAL_SCORED
                     yield counter.emit(doc)
 
-    verified = verify_log(suite, merged(), ordered=True)
-    if verified.log_problems:
-        raise ShardError([f"the merged log: {p}" for p in verified.log_problems])
+    verified = read_verdict(suite, merged(), ordered=True)
+    if verified.problems:
+        raise ShardError([f"the merged log: {p}" for p in verified.problems])
     ended_at = max(h.ended_at for h in ordered)
     counter.close(verified.summary, ended_at)
     return Merged(run_id, verified.summary, verified.grade, len(ordered), trials)

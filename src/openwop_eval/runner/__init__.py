@@ -10,7 +10,6 @@ from .api import (
     ActiveRun,
     Reopened,
     RunEndedError,
-    RunError,
     RunRequest,
     RunService,
     check_runnable,
@@ -19,7 +18,7 @@ from .api import (
     run_suite_async,
 )
 from .fixtures import FixtureSource, merge_recordings, recording_from
-from .result import RunResult
+from .result import RunError, RunResult
 from .run import Observer, RunOptions
 
 __all__ = [

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..agents import Agent, resolve_agent
-from ..core import OpenwopEvalError, SuiteError
+from ..core import SuiteError
 from ..core.plan import RunTerms
 from ..core.records import Recording
 from ..core.rubric import Judge
@@ -29,7 +29,7 @@ from ..store.sql import Within
 from ..suitefile import LoadedSuite, load_suite, parse_suite, suite_document
 from .ending import SOURCE_LOST, SUITE_LOST, RunFailure, end_run, settle_logged_end
 from .fixtures import FixtureSource, FixtureSourceError
-from .result import RunResult
+from .result import RunError, RunResult
 from .run import (
     Execution,
     Observer,
@@ -44,10 +44,6 @@ from .tools import LiveTool
 
 Sealer = Callable[[RunRecord, dict[str, Any]], str]
 """A host's seal of a run (as created) completed with a summary."""
-
-
-class RunError(OpenwopEvalError):
-    """A run cannot start or resume (unknown run, finished run, missing judge…)."""
 
 
 class RunEndedError(RunError):

@@ -16,6 +16,7 @@ from ..core.canonical import is_number
 from ..core.plan import Baseline
 from ..store import RunRecord, Store
 from ..wire import project
+from .stored import stored_summary
 
 UNUSABLE = (
     "is not a usable baseline: a completed eval run of the same suite id and version,"
@@ -34,8 +35,8 @@ def _aggregate(summary: Any) -> float | None:
     return None
 
 
-def _usable(run: RunRecord | None, suite: Suite, tenant: str) -> float | None:
-    """The baseline's aggregate score when ``run`` is usable, else None."""
+def _usable(store: Store, run: RunRecord | None, suite: Suite, tenant: str) -> float | None:
+    """The baseline's aggregate score, as its log bears it out, when ``run`` is usable."""
     if (
         run is None
         or run.tenant != tenant
@@ -44,12 +45,12 @@ def _usable(run: RunRecord | None, suite: Suite, tenant: str) -> float | None:
         or (run.suite_id, run.suite_version) != (suite.suite_id, suite.version)
     ):
         return None
-    return _aggregate(run.summary)
+    return _aggregate(stored_summary(store, run))
 
 
 def baseline_run(store: Store, suite: Suite, tenant: str, run_id: str) -> Baseline:
     """The named run as a baseline, or :class:`BaselineError`."""
-    score = _usable(store.get_run(run_id), suite, tenant)
+    score = _usable(store, store.get_run(run_id), suite, tenant)
     if score is None:
         raise BaselineError(f"run {run_id} {UNUSABLE}")
     return Baseline(run_id, score)
@@ -60,7 +61,7 @@ def newest_baseline(store: Store, suite: Suite, tenant: str) -> Baseline | None:
     for run in store.list_runs(
         tenant, status="completed", suite=(suite.suite_id, suite.version), limit=20
     ):
-        score = _usable(store.get_run(run.run_id), suite, tenant)
+        score = _usable(store, store.get_run(run.run_id), suite, tenant)
         if score is not None:
             return Baseline(run.run_id, score)
     return None

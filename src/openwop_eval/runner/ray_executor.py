@@ -46,7 +46,7 @@ from ..agents.base import Agent, AgentReply, ToolPort, TrialContext
 from ..core import CompiledTask
 from ..core.rubric import Judge
 from ..core.safety import SafetyPolicy
-from .api import RunError
+from .result import RunError
 from .tools import FixtureBook, LiveTool
 from .trial import Finished, Played, TrialSetup, run_trial
 

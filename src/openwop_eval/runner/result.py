@@ -4,10 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
-from ..core import SuiteGrade
-from .detail import Diagnostics
+from ..core import OpenwopEvalError, SuiteGrade
+
+Diagnostics: TypeAlias = dict[tuple[str, int], dict[str, Any]]
+"""Per (task, trial): what people read of a trial that its log leaves out (output, error)."""
+
+
+class RunError(OpenwopEvalError):
+    """A run cannot start or resume (unknown run, finished run, missing judge…)."""
 
 
 @dataclass

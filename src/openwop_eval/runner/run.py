@@ -29,10 +29,10 @@ from ..core.plan import RunTerms
 from ..core.rubric import Judge
 from ..core.safety import SafetyPolicy
 from ..core.stats import decimal, decimal_sum
-from ..log.audit import completed_payload
 from ..log.names import EVAL_COMPLETED, EVAL_STARTED, EXT, RUN_COMPLETED, RUN_STARTED, workflow_id
 from ..log.shards import Shard, ShardMark, document_digest
 from ..log.terms import started_payload
+from ..log.verdict import completed_payload
 from ..store import EventRow, RunRecord, Store, StoreUnavailableError
 from ..store.leases import Lease, LeaseLostError
 from ..store.within import Within, chain
@@ -40,12 +40,12 @@ from ..suitefile import LoadedSuite
 from .baseline import diff_ref
 from .commit_process import CommitProcessError, committer_for
 from .committer import Committer
-from .detail import prior_trials, read_back
 from .ending import end_run, failure_of, writer_for
 from .events import EventWriter, new_id, pending
 from .fixtures import FixtureSource
 from .result import RunResult
 from .safety import policy_to_json
+from .stored import prior_trials, read_back
 from .tools import LiveTool
 from .trial import Finished, TrialOutcome, TrialSetup, run_trial
 
