@@ -56,7 +56,7 @@ def create(
     spec, problems = settle_spec(spec, state.store)  # the baseline chosen once, here
     if problems:
         raise _refused(problems, suite.loaded.suite, state.catalog)
-    _check_host_modes(state.catalog, suite.loaded.suite, modes)
+    _check_host_modes(state.catalog, suite.loaded.suite, modes or ())
     status = "pending" if queued else "running"  # a queued run waits for a slot
     # kept with the run, or neither:
     spec = replace(spec, on_create=lambda run_id: settle(201, _created(run_id, status)))
@@ -139,9 +139,9 @@ def _created(run_id: str, status: str) -> dict[str, Any]:
 
 def _check_suite(
     catalog: Catalog, suite: Suite, agent_id: str, body: dict[str, Any]
-) -> tuple[str, ...]:
-    """Check the suite against the request and the host; returns the modes asked for (the
-    suite's when none are)."""
+) -> tuple[str, ...] | None:
+    """Check the suite against the request and the host; returns the modes asked for (None:
+    the suite's own)."""
     limit = catalog.config.limits.max_tasks_per_suite
     if len(suite.tasks) > limit:
         raise validation(f"the suite has {len(suite.tasks)} tasks; this host runs at most {limit}")
@@ -149,13 +149,14 @@ def _check_suite(
         raise validation(f"the suite targets agent {suite.target_agent_id}, not {agent_id}")
     modes = body.get("evalModes")
     if modes is None:
-        return tuple(suite.modes)
+        return None
     if not isinstance(modes, list) or not modes or not all(isinstance(m, str) for m in modes):
         raise validation("evalModes must be a non-empty list of modes")
     return tuple(dict.fromkeys(modes))
 
 
 def _check_host_modes(catalog: Catalog, suite: Suite, modes: tuple[str, ...]) -> None:
+    """The modes asked for (``evalModes``), each one this host runs."""
     bad = [m for m in modes if m not in catalog.modes]
     if bad:
         raise validation(
