@@ -27,13 +27,13 @@ from .core.rubric import Judge
 from .documents import LineMap, read_document
 from .judges import resolve_judge
 from .runner import (
-    FixtureSource,
     RunError,
     RunOptions,
-    RunRequest,
     RunResult,
-    check_runnable,
+    RunSpec,
+    SpecError,
     run_suite_async,
+    validate,
 )
 from .runner.reports import failure_lines, reason_text, report_dict
 from .store import Store
@@ -178,7 +178,7 @@ def wire(
     judge_base: Path,
     settings: RunSettings,
 ) -> SuiteRun:
-    """The run of ``loaded``, checked as a run request is: :class:`RunError` when it cannot
+    """The run of ``loaded``, checked as a run's spec is: :class:`RunError` when it cannot
     run (a rubric task and no judge), the agent's and judge's spec errors when they do not
     resolve. Relative paths in a specification start from its ``*_base``."""
     resolved, spec = _agent(agent, agent_base, settings.options.concurrency)
@@ -188,7 +188,9 @@ def wire(
         if isinstance(judge, str)
         else cast("Judge | None", judge)
     )
-    check_runnable(RunRequest(loaded, resolved, spec, settings.options, FixtureSource(), chosen))
+    problems = validate(RunSpec(loaded, resolved, spec, settings.options, judge=chosen))
+    if problems:
+        raise SpecError(problems)
     return SuiteRun(loaded, resolved, spec, chosen, settings, owns_judge=owned)
 
 

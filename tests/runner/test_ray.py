@@ -24,8 +24,8 @@ from openwop_eval.log import verify_log
 from openwop_eval.runner import (
     RunError,
     RunOptions,
-    RunRequest,
     RunService,
+    RunSpec,
     resume_async,
     run_suite,
 )
@@ -280,7 +280,7 @@ def test_a_run_resumes_on_ray(files: Callable[..., dict[str, Path]], tmp_path: P
     local, local_log = play(paths, agent, Store(f"sqlite:///{tmp_path / 'local.sqlite'}"))
     store = Store(f"sqlite:///{tmp_path / 'ray.sqlite'}")
     judge = resolve_judge(f"scripted:{paths['judge']}")
-    request = RunRequest(load_suite(paths["suite"]), resolve_agent(agent), agent, judge=judge)
+    request = RunSpec(load_suite(paths["suite"]), resolve_agent(agent), agent, judge=judge)
     run_id = RunService(store).start(request).run_id  # created, never executed
     resumed = asyncio.run(resume_async(run_id, store=store, judge=judge, executor=RayExecutor()))
     assert same(resumed.summary) == same(local)
@@ -383,7 +383,8 @@ def test_a_host_with_executor_ray_plays_its_runs_on_ray(
     assert served is not None
 
     async def go() -> dict[str, Any]:
-        active = manager.prepare("acme", {"kind": "test"}, served, catalog.agents["test.agent"], {})
+        spec = manager.spec("acme", {"kind": "test"}, served, catalog.agents["test.agent"], {})
+        active = manager.prepare(spec)
         return (await active.execute()).summary
 
     on_ray = asyncio.run(go())

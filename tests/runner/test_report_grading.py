@@ -15,6 +15,7 @@ from click.testing import CliRunner, Result
 from openwop_eval.cli.main import main
 from openwop_eval.store import Store
 from tests.helpers import count_grading
+from tests.modes.crash import forget_task
 from tests.runner import test_resume as resume
 from tests.runner.conftest import write
 
@@ -124,3 +125,34 @@ def test_a_resumed_run_reports_its_earlier_trials_as_the_store_does(tmp_path: Pa
     assert later.read_text() == ran.read_text()
     first = json.loads(ran.read_text())["tasks"][0]["trials"][0]  # graded before the kill
     assert any("boom on a" in r["message"] for r in first["reasons"])  # its error's text
+
+
+def test_a_resumed_run_without_its_agent_named_again_grades_each_trial_once(
+    tmp_path: Path, graded: Counter[tuple[str, int]]
+) -> None:
+    """``--resume`` without ``--agent`` keeps the run's own options and still keeps its
+    trials' grades for the report: none is graded twice."""
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    run(tmp_path, url)
+    run_id = json.loads((tmp_path / "run" / "report.json").read_text())["runId"]
+    forget_task(Store(url), run_id, "refund-delivered-order")
+    graded.clear()
+    report = tmp_path / "resumed.json"
+    judge = f"scripted:{EXAMPLE / 'judge.json'}"
+    result = cli(
+        "run",
+        "--resume",
+        run_id,
+        "--judge",
+        judge,
+        "--quiet",
+        "--store",
+        url,
+        "--report",
+        str(report),
+    )
+    assert result.exit_code == 1, result.output
+    assert len(graded) == TRIALS  # three trials ran again, six were read back
+    assert set(graded.values()) == {1}
+    body = json.loads(report.read_text())
+    assert sum(len(t["trials"]) for t in body["tasks"]) == TRIALS

@@ -19,7 +19,7 @@ import pytest
 from openwop_client.wire_id import project_id
 
 from openwop_eval.agents import resolve_agent
-from openwop_eval.runner import RunOptions, RunRequest, RunService
+from openwop_eval.runner import RunOptions, RunService, RunSpec
 from openwop_eval.server import stream
 from openwop_eval.server.manager import HOST_AGENT
 from openwop_eval.store import EventRow, Store, schema
@@ -293,7 +293,7 @@ def test_a_run_whose_log_ends_it_is_settled_on_start_not_run_again(
 def unfinished(database: str, agent_spec: str) -> str:
     """A run the store holds as running with no trial done (its host died right after it
     created it); its id."""
-    request = RunRequest(
+    request = RunSpec(
         load_suite(FIXTURES / "conformance-eval-trajectory-gate.suite.json"),
         resolve_agent(f"scripted:{FIXTURES / 'conformance-mock-agent.json'}", agent_id=MOCK),
         agent_spec,

@@ -23,7 +23,7 @@ from openwop_eval.server import create_app, inputs
 from openwop_eval.server.app import ROUTES
 from openwop_eval.server.deploy import TRANSITION_KEYS
 from openwop_eval.server.openapi import openapi_document, shipped
-from openwop_eval.server.runs import CREATE_KEYS
+from openwop_eval.server.run_request import CREATE_KEYS
 from openwop_eval.store import Store
 from tests.server.inprocess import AppHost, host_config
 from tests.server.served import serving

@@ -17,12 +17,13 @@ from rich.console import Console
 from .. import limits
 from ..core import SuiteError
 from ..judges import resolve_judge
-from ..runner.api import run_suite_async
+from ..runner.api import run_spec_async
+from ..runner.spec import RunSpec
 from ..suitefile import load_suite
 from ..terminal import plain, print_modes, print_problems, print_run_table
 from ..traces import AGENT_ID, TraceAgent, TraceProblem, load_traces, recording_of
 from .codes import EXIT_FAILED, EXIT_INVALID, EXIT_OK
-from .modes import mode_options, run_terms, safety_policy
+from .modes import ModeArgs, checked, mode_options, with_terms
 from .progress import RunProgress
 from .shell import (
     closing_judge,
@@ -91,21 +92,22 @@ def grade(
         sys.exit(EXIT_INVALID)
     _print_missing(err, recorded.missing)
     store = open_store(err, store_url)
-    terms = run_terms(err, store, loaded.suite, baseline, fail_on_severity)
-    safety = safety_policy(err, loaded.suite, canaries, canaries_file, no_secret_scan, severities)
+    given = ModeArgs(
+        baseline, canaries, canaries_file, no_secret_scan, severities, fail_on_severity
+    )
+    agent = TraceAgent(recorded.records, agent_id)
     count = loaded.suite.trials_or_default.count
+    spec = RunSpec(
+        loaded,
+        agent,
+        f"python-object:{type(agent).__name__}",
+        recording=recording_of(recorded.records, count),
+        judge=judge,
+    )
+    spec = checked(err, with_terms(err, spec, given), store)
     with ExitStack() as stack:
         sink = open_output(stack, events, "w") if events else None
-        coro = run_suite_async(
-            loaded,
-            TraceAgent(recorded.records, agent_id),
-            store=store,
-            judge=judge,
-            recording=recording_of(recorded.records, count),
-            events=sink,
-            terms=terms,
-            safety=safety,
-        )
+        coro = run_spec_async(spec, store=store, events=sink)
         result = run_to_end(err, RunProgress(err, enabled=False), closing_judge(coro, judge))
     write_outputs(result, out, report, junit, markdown_path, html_path)
     print_run_table(out_console, result.outline, result.run_id)

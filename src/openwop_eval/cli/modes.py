@@ -1,9 +1,11 @@
 """The ``run`` options of the protocol's other modes: a regression run's baseline and an
-adversarial run's detectors. Resolved here, before anything runs, into the runner's terms."""
+adversarial run's detectors, read into a run's spec; the spec's one check says whether they
+fit the suite, and its problems are said here as the options they are about."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -11,12 +13,20 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from ..core import Suite
 from ..core import names as n
-from ..core.plan import Baseline, RunTerms
 from ..core.safety import DEFAULT_SEVERITIES, SafetyPolicy, Severity, finding_problem
 from ..documents import read_bounded
-from ..runner.baseline import BaselineError, baseline_run, baseline_summary, newest_baseline
+from ..runner.spec import (
+    NEWEST,
+    BaselineChoice,
+    Names,
+    NewestBaseline,
+    RunSpec,
+    StoredBaseline,
+    SummaryBaseline,
+    describe,
+    settle,
+)
 from ..store import Store
 from ..summaryfile import SummaryFileError, read_summary_file
 from .shell import usage
@@ -69,58 +79,82 @@ def mode_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return command
 
 
-def run_terms(
-    err: Console, store: Store, suite: Suite, baseline: str | None, fail_on: str | None
-) -> RunTerms:
-    """The terms of a new run of ``suite``: its baseline, chosen and named, and the bar."""
-    if baseline is not None and "regression" not in suite.modes:
-        usage(err, "--baseline needs a suite whose modes include regression")
-    if fail_on is not None and "adversarial" not in suite.modes:
-        usage(err, "--fail-on-severity needs a suite whose modes include adversarial")
-    chosen = None
-    if "regression" in suite.modes:
-        chosen = _baseline(err, store, suite, baseline)
-    return RunTerms(fail_on_severity=cast(Severity | None, fail_on), baseline=chosen)
+@dataclass(frozen=True)
+class ModeArgs:
+    """The ``run`` and ``grade`` options of the other modes, as given."""
+
+    baseline: str | None = None
+    canaries: tuple[str, ...] = ()
+    canaries_file: str | None = None
+    no_secret_scan: bool = False
+    severities: tuple[str, ...] = ()
+    fail_on_severity: str | None = None
+
+    @property
+    def detectors_given(self) -> bool:
+        return bool(self.canaries or self.canaries_file or self.no_secret_scan or self.severities)
 
 
-def _baseline(err: Console, store: Store, suite: Suite, given: str | None) -> Baseline | None:
-    try:
-        if given is not None and Path(given).is_file():
-            read = read_summary_file(given)
-            return baseline_summary(read.summary, read.run_id, suite, read.source)
-        if given is not None:
-            return baseline_run(store, suite, "local", given)
-    except (BaselineError, SummaryFileError) as exc:
-        usage(err, str(exc))
-    found = newest_baseline(store, suite, "local")
-    ref = f"{suite.suite_id}@{suite.version}"
+NAMES: Names = {
+    ("baseline",): "--baseline",
+    ("terms", "fail_on_severity"): "--fail-on-severity",
+    ("safety",): "--canary, --canaries-file, --no-secret-scan and --severity",
+    ("safety", "severities"): "--severity",
+    ("options", "shard"): "--shard:",
+    ("options", "live_shadow"): "",
+}
+"""The command line's names of a spec's members, for its problems."""
+
+
+def with_terms(err: Console, spec: RunSpec, given: ModeArgs) -> RunSpec:
+    """``spec`` with the terms and detectors the options ask for (files read here; whether
+    they fit the suite is the spec's check)."""
+    terms = replace(spec.terms, fail_on_severity=cast(Severity | None, given.fail_on_severity))
+    safety = _safety(err, given) if given.detectors_given else None
+    return replace(spec, terms=terms, baseline=_baseline(err, given.baseline), safety=safety)
+
+
+def checked(err: Console, spec: RunSpec, store: Store) -> RunSpec:
+    """The spec settled against ``store``; its problems, named as the options, are usage
+    errors (exit 2). Says which baseline a regression run chose when none was named."""
+    settled, problems = settle(spec, store)
+    if problems:
+        usage(err, "\n".join(escape(describe(p, NAMES)) for p in problems))
+    if isinstance(spec.baseline, NewestBaseline) and "regression" in settled.modes:
+        _newest(err, settled)
+    return settled
+
+
+def _newest(err: Console, spec: RunSpec) -> None:
+    found = spec.terms.baseline
+    if spec.suite is None:
+        return
+    suite = spec.suite.suite
     if found is None:
+        ref = f"{suite.suite_id}@{suite.version}"
         err.print(f"regression: no completed run of {escape(ref)} yet; this run has no baseline")
     else:
         err.print(f"regression: baseline {escape(found.run_id)} (the newest completed run)")
-    return found
 
 
-def safety_policy(
-    err: Console,
-    suite: Suite,
-    canaries: tuple[str, ...],
-    canaries_file: str | None,
-    no_secret_scan: bool,
-    severities: tuple[str, ...] = (),
-) -> SafetyPolicy | None:
-    """The detectors of an adversarial run (None when the suite is not adversarial)."""
-    given = bool(canaries or canaries_file or no_secret_scan or severities)
-    if "adversarial" not in suite.modes:
-        if given:
-            usage(
-                err,
-                "--canary, --canaries-file, --no-secret-scan and --severity need an"
-                " adversarial suite",
-            )
-        return None
+def _baseline(err: Console, given: str | None) -> BaselineChoice:
+    """``--baseline RUN_ID|FILE``: a summary read from the file, else a run of the store;
+    not given, the newest completed run (when the run is a regression run)."""
+    if given is None:
+        return NEWEST
+    if not Path(given).is_file():
+        return StoredBaseline(given)
+    try:
+        read = read_summary_file(given)
+    except SummaryFileError as exc:
+        usage(err, str(exc))
+    return SummaryBaseline(read.summary, read.run_id, read.source)
+
+
+def _safety(err: Console, given: ModeArgs) -> SafetyPolicy:
+    """The detectors the options ask for."""
     levels = dict(DEFAULT_SEVERITIES)
-    for spec in severities:
+    for spec in given.severities:
         kind, _, level = spec.partition("=")
         if finding_problem(kind, level) is not None:
             usage(
@@ -128,15 +162,17 @@ def safety_policy(
                 f"--severity {spec}: expected KIND=LEVEL, LEVEL one of {', '.join(n.SEVERITIES)}",
             )
         levels[kind] = cast(Severity, level)
-    planted = list(canaries)
-    if canaries_file is not None:
-        data, problem = read_bounded(Path(canaries_file))
+    planted = list(given.canaries)
+    if given.canaries_file is not None:
+        data, problem = read_bounded(Path(given.canaries_file))
         if problem is not None:
-            usage(err, f"{canaries_file}: {problem}")
+            usage(err, f"{given.canaries_file}: {problem}")
         try:
             planted += [line.strip() for line in data.decode("utf-8").splitlines()]
         except UnicodeDecodeError:
-            usage(err, f"{canaries_file}: not UTF-8 text")
+            usage(err, f"{given.canaries_file}: not UTF-8 text")
     return SafetyPolicy(
-        canaries=tuple(c for c in planted if c), scan_secrets=not no_secret_scan, severities=levels
+        canaries=tuple(c for c in planted if c),
+        scan_secrets=not given.no_secret_scan,
+        severities=levels,
     )

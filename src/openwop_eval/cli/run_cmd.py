@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Coroutine
 from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
@@ -20,20 +19,17 @@ from ..agents import (
     resolve_agent,
 )
 from ..core import SuiteError
-from ..core.rubric import Judge
 from ..judges import resolve_judge
-from ..log.shards import Shard
 from ..runner import Recording, merge_recordings
-from ..runner.api import resume_async, run_suite_async
+from ..runner.api import run_spec_async
 from ..runner.events import read_jsonl
 from ..runner.ray_executor import RayExecutor
-from ..runner.result import RunResult
-from ..runner.run import RunOptions, TrialExecutor
-from ..runner.tools import LiveTool, load_live_tools
-from ..suitefile import LoadedSuite, load_suite
+from ..runner.spec import LiveTool, RunOptions, RunSpec
+from ..runner.tools import load_live_tools
+from ..suitefile import load_suite
 from ..terminal import print_modes, print_problems, print_run_table
 from .codes import EXIT_FAILED, EXIT_INVALID, EXIT_OK
-from .modes import mode_options, run_terms, safety_policy
+from .modes import ModeArgs, checked, mode_options, with_terms
 from .progress import RunProgress
 from .shell import (
     closing_judge,
@@ -129,119 +125,108 @@ from .shell import (
 @click.option("--agent-id", help="The agentId recorded in the events.")
 @click.option("--quiet", is_flag=True, help="No progress display.")
 @mode_options
-def run(
-    suite: str | None,
-    agent_spec: str | None,
-    agent_base_url: str | None,
-    agent_api_key: str | None,
-    tool_catalog: str | None,
-    prices: tuple[str, ...],
-    out: str | None,
-    events: str | None,
-    report: str | None,
-    junit: str | None,
-    markdown_path: str | None,
-    html_path: str | None,
-    concurrency: int,
-    timeout_s: float,
-    judge_spec: str | None,
-    judge_base_url: str | None,
-    judge_api_key: str | None,
-    tools_spec: str | None,
-    fixtures_from: tuple[str, ...],
-    live_shadow: bool,
-    shard: str | None,
-    executor: str,
-    ray_address: str | None,
-    store_url: str | None,
-    resume_id: str | None,
-    agent_id: str | None,
-    quiet: bool,
-    baseline: str | None,
-    canaries: tuple[str, ...],
-    canaries_file: str | None,
-    no_secret_scan: bool,
-    severities: tuple[str, ...],
-    fail_on_severity: str | None,
-) -> None:
+def run(**given: Any) -> None:
     """Run SUITE against an agent: every task, every trial; exit 0 if the suite passed,
     1 if it did not, 2 on invalid input, 3 if the run could not complete."""
+    args = RunArgs(**given)
     out_console, err = consoles()
-    _check_usage(err, suite, agent_spec, resume_id, fixtures_from, live_shadow)
-    _check_shard(err, shard, resume_id, events)
-    if ray_address is not None and executor != "ray":
-        usage(err, "--ray-address is the cluster of --executor ray: give --executor ray")
-    player: TrialExecutor | None = RayExecutor(ray_address) if executor == "ray" else None
-    options = RunOptions(
-        concurrency=concurrency,
-        timeout_s=timeout_s,
-        live_shadow=live_shadow,
-        shard=shard,
-        keep_trials=bool(report or junit or html_path),  # their trials: graded once, as run
-    )
-    store = open_store(err, store_url)
-    endpoint = _AgentEndpoint(agent_base_url, agent_api_key, tool_catalog, prices)
-    try:
-        loaded = load_suite(suite) if suite else None
-        live = load_live_tools(tools_spec) if tools_spec else None
-        wiring = _Wiring(
-            loaded,
-            _agent(agent_spec, agent_id, concurrency, live, endpoint),
-            absolute_spec(agent_spec or ""),
-            resolve_judge(judge_spec, base_url=judge_base_url, api_key=judge_api_key),
-            live,
-        )
-        recording = _recording(fixtures_from, wiring.task_ids)
-    except SuiteError as exc:
-        print_problems(err, exc.source or str(suite), exc.problems)
-        sys.exit(EXIT_INVALID)
-    except (AgentSpecError, ValueError, OSError, ImportError) as exc:
-        usage(err, str(exc))
-    modal: dict[str, Any] = {}
-    if loaded is not None:
-        modal = {
-            "terms": run_terms(err, store, loaded.suite, baseline, fail_on_severity),
-            "safety": safety_policy(
-                err, loaded.suite, canaries, canaries_file, no_secret_scan, severities
-            ),
-        }
-    elif baseline or canaries or canaries_file or no_secret_scan or severities or fail_on_severity:
-        usage(err, "a resumed run keeps the baseline and detectors it was started with")
+    _check_usage(err, args)
+    store = open_store(err, args.store_url)
+    spec = checked(err, _spec(err, args), store)
     with ExitStack() as stack:
-        sink = open_output(stack, events, "w") if events else None
-        progress = stack.enter_context(RunProgress(err, enabled=not quiet and err.is_terminal))
-        common: dict[str, Any] = {
-            "store": store,
-            "observer": progress,
-            "events": sink,
-            "executor": player,
-        }
-        coro = _start(wiring, resume_id, options, recording, common, modal)
-        result = run_to_end(err, progress, closing_judge(coro, wiring.judge))
-    write_outputs(result, out, report, junit, markdown_path, html_path)
+        sink = open_output(stack, args.events, "w") if args.events else None
+        progress = stack.enter_context(RunProgress(err, enabled=not args.quiet and err.is_terminal))
+        coro = run_spec_async(spec, store=store, observer=progress, events=sink)
+        result = run_to_end(err, progress, closing_judge(coro, spec.judge))
+    write_outputs(result, args.out, args.report, args.junit, args.markdown_path, args.html_path)
     print_run_table(out_console, result.outline, result.run_id)
     print_modes(out_console, result.summary)
     if result.budget_exhausted:
         err.print("[yellow]maxCostUsd was exceeded: trials after that point did not run[/yellow]")
-    if shard is not None:  # its summary counts the other shards' trials as not run
-        err.print(f"shard {shard} completed; the verdict is the merge's (openwop-eval merge)")
+    if args.shard is not None:  # its summary counts the other shards' trials as not run
+        err.print(f"shard {args.shard} completed; the verdict is the merge's (openwop-eval merge)")
         sys.exit(EXIT_OK)
     sys.exit(EXIT_OK if result.summary["passed"] else EXIT_FAILED)
 
 
 @dataclass(frozen=True)
-class _Wiring:
-    """What the options resolve to, before anything runs."""
+class RunArgs(ModeArgs):
+    """The options of ``run``, as given."""
 
-    loaded: LoadedSuite | None
-    agent: Agent | None
-    agent_spec: str
-    judge: Judge | None
-    live: dict[str, LiveTool] | None
+    suite: str | None = None
+    agent_spec: str | None = None
+    agent_base_url: str | None = None
+    agent_api_key: str | None = None
+    tool_catalog: str | None = None
+    prices: tuple[str, ...] = ()
+    out: str | None = None
+    events: str | None = None
+    report: str | None = None
+    junit: str | None = None
+    markdown_path: str | None = None
+    html_path: str | None = None
+    concurrency: int = 8
+    timeout_s: float = 300
+    judge_spec: str | None = None
+    judge_base_url: str | None = None
+    judge_api_key: str | None = None
+    tools_spec: str | None = None
+    fixtures_from: tuple[str, ...] = ()
+    live_shadow: bool = False
+    shard: str | None = None
+    executor: str = "local"
+    ray_address: str | None = None
+    store_url: str | None = None
+    resume_id: str | None = None
+    agent_id: str | None = None
+    quiet: bool = False
 
     @property
-    def task_ids(self) -> list[str] | None:
-        return [t.task_id for t in self.loaded.suite.tasks] if self.loaded else None
+    def options(self) -> RunOptions | None:
+        """The options of a new run, or of a resumed one given its agent again (else it
+        keeps its own)."""
+        if self.resume_id is not None and self.agent_spec is None:
+            return None
+        return RunOptions(
+            self.concurrency, self.timeout_s, live_shadow=self.live_shadow, shard=self.shard
+        )
+
+    @property
+    def endpoint(self) -> _AgentEndpoint:
+        return _AgentEndpoint(
+            self.agent_base_url, self.agent_api_key, self.tool_catalog, self.prices
+        )
+
+
+def _spec(err: Console, args: RunArgs) -> RunSpec:
+    """The run the options ask for; what cannot be read or resolved is a usage error."""
+    try:
+        loaded = load_suite(args.suite) if args.suite else None
+        live = load_live_tools(args.tools_spec) if args.tools_spec else None
+        agent = _agent(args, live)
+        judge = resolve_judge(
+            args.judge_spec, base_url=args.judge_base_url, api_key=args.judge_api_key
+        )
+        tasks = [t.task_id for t in loaded.suite.tasks] if loaded else None
+        recording = _recording(args.fixtures_from, tasks)
+    except SuiteError as exc:
+        print_problems(err, exc.source or str(args.suite), exc.problems)
+        sys.exit(EXIT_INVALID)
+    except (AgentSpecError, ValueError, OSError, ImportError) as exc:
+        usage(err, str(exc))
+    spec = RunSpec(
+        loaded,
+        agent,
+        absolute_spec(args.agent_spec or ""),
+        args.options,
+        recording,
+        judge,
+        live,
+        executor=RayExecutor(args.ray_address) if args.executor == "ray" else None,
+        resume=args.resume_id,
+        keep_trials=bool(args.report or args.junit or args.html_path),  # graded once, as run
+    )
+    return with_terms(err, spec, args)
 
 
 @dataclass(frozen=True)
@@ -262,14 +247,9 @@ class _AgentEndpoint:
         return OpenAIAgentOptions(self.base_url, self.api_key, self.tool_catalog, prices, live)
 
 
-def _agent(
-    spec: str | None,
-    agent_id: str | None,
-    threads: int,
-    live: dict[str, LiveTool] | None,
-    endpoint: _AgentEndpoint,
-) -> Agent | None:
+def _agent(args: RunArgs, live: dict[str, LiveTool] | None) -> Agent | None:
     """The ``--agent``, if given; the endpoint flags go to an ``openai:MODEL`` agent only."""
+    spec, endpoint = args.agent_spec, args.endpoint
     if spec is None:
         if endpoint.given:
             raise AgentSpecError(
@@ -278,67 +258,28 @@ def _agent(
             )
         return None
     openai = endpoint.options(live) if spec.startswith("openai:") or endpoint.given else None
-    return resolve_agent(spec, agent_id=agent_id, threads=threads, openai=openai)
+    return resolve_agent(spec, agent_id=args.agent_id, threads=args.concurrency, openai=openai)
 
 
-def _start(
-    wiring: _Wiring,
-    resume_id: str | None,
-    options: RunOptions,
-    recording: Recording | None,
-    common: dict[str, Any],
-    modal: dict[str, Any],
-) -> Coroutine[Any, Any, RunResult]:
-    common = {**common, "judge": wiring.judge, "live_tools": wiring.live}
-    if resume_id is not None:  # the agent and options only when given again
-        given = options if wiring.agent else None
-        return resume_async(resume_id, agent=wiring.agent, options=given, **common)
-    assert wiring.loaded is not None
-    assert wiring.agent is not None
-    return run_suite_async(
-        wiring.loaded,
-        wiring.agent,
-        options=options,
-        agent_spec=wiring.agent_spec,
-        recording=recording,
-        **common,
-        **modal,
-    )
-
-
-def _check_usage(
-    err: Console,
-    suite: str | None,
-    agent_spec: str | None,
-    resume_id: str | None,
-    fixtures_from: tuple[str, ...],
-    live_shadow: bool,
-) -> None:
-    if (suite is None) == (resume_id is None):
+def _check_usage(err: Console, args: RunArgs) -> None:
+    """Which options go together (what they ask for is the spec's check)."""
+    resuming = args.resume_id is not None
+    if (args.suite is None) != resuming:
         usage(err, "give a SUITE to run, or --resume RUN_ID (not both)")
-    if resume_id is None and agent_spec is None:
+    if not resuming and args.agent_spec is None:
         usage(err, "--agent is required, e.g. --agent my_agent:answer or scripted:agent.json")
-    if resume_id is not None and (fixtures_from or live_shadow):
+    if resuming and (args.fixtures_from or args.live_shadow):
         usage(
             err,
             "a resumed run serves the fixtures it was started with;"
             " --fixtures-from and --live-shadow cannot be given with --resume",
         )
-
-
-def _check_shard(
-    err: Console, shard: str | None, resume_id: str | None, events: str | None
-) -> None:
-    if shard is None:
-        return
-    if resume_id is not None:
+    if args.shard is not None and resuming:
         usage(err, "a resumed run keeps its shard; --shard cannot be given with --resume")
-    if events is None:
+    if args.shard is not None and args.events is None:
         usage(err, "a shard's --events file is what `openwop-eval merge` merges: give --events")
-    try:
-        Shard.parse(shard)
-    except ValueError as exc:
-        usage(err, f"--shard: {exc}")
+    if args.ray_address is not None and args.executor != "ray":
+        usage(err, "--ray-address is the cluster of --executor ray: give --executor ray")
 
 
 def _recording(specs: tuple[str, ...], tasks: list[str] | None) -> Recording | None:

@@ -1,8 +1,8 @@
 """Running suites against agents: the run service, its requests, and what a run yields.
 
 :class:`RunService` is the one entrance, for the command line and the host: ``start`` a
-:class:`RunRequest`, ``reopen`` and ``resume`` an unfinished run, ``cancel`` or ``stop`` an
-:class:`ActiveRun`. The rest of the package is its machinery.
+:class:`RunSpec` (checked by :func:`validate`), ``reopen`` and ``resume`` an unfinished
+run, ``cancel`` or ``stop`` an :class:`ActiveRun`. The rest of the package is its machinery.
 """
 
 from ..core.records import Recording
@@ -10,18 +10,30 @@ from .api import (
     ActiveRun,
     Reopened,
     RunEndedError,
-    RunRequest,
+    RunError,
     RunService,
-    check_runnable,
+    SpecError,
     resume_async,
+    run_spec_async,
     run_suite,
     run_suite_async,
 )
 from .fixtures import FixtureSource, merge_recordings, recording_from
-from .result import RunError, RunResult
-from .run import Observer, RunOptions
+from .result import RunResult
+from .run import Observer
+from .spec import (
+    NEWEST,
+    RunOptions,
+    RunSpec,
+    StoredBaseline,
+    SummaryBaseline,
+    describe,
+    settle,
+    validate,
+)
 
 __all__ = [
+    "NEWEST",
     "ActiveRun",
     "FixtureSource",
     "Observer",
@@ -30,13 +42,19 @@ __all__ = [
     "RunEndedError",
     "RunError",
     "RunOptions",
-    "RunRequest",
     "RunResult",
     "RunService",
-    "check_runnable",
+    "RunSpec",
+    "SpecError",
+    "StoredBaseline",
+    "SummaryBaseline",
+    "describe",
     "merge_recordings",
     "recording_from",
     "resume_async",
+    "run_spec_async",
     "run_suite",
     "run_suite_async",
+    "settle",
+    "validate",
 ]

@@ -1,16 +1,17 @@
-"""The runner's one door: a :class:`RunRequest` and the :class:`RunService` that starts it,
+"""The runner's one door: the :class:`RunService` that starts a :class:`~.spec.RunSpec`,
 resumes it and cancels it — for the command line and the host alike.
 
-A run is everything that decides its verdict — suite, agent, fixture source, options — and
-is stored with all of it when it starts. A resume goes through :meth:`RunService.reopen`,
-which restores the run exactly as it was started from the store, or ends it.
+A run is everything that decides its verdict — suite, agent, fixture source, terms,
+options — and is stored with all of it when it starts. A resume goes through
+:meth:`RunService.reopen`, which restores the run exactly as it was started from the store,
+or ends it.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import IO, Any
@@ -18,6 +19,7 @@ from typing import IO, Any
 from ..agents import Agent, resolve_agent
 from ..core import SuiteError
 from ..core.plan import RunTerms
+from ..core.problems import Problem
 from ..core.records import Recording
 from ..core.rubric import Judge
 from ..core.safety import SafetyPolicy
@@ -25,105 +27,28 @@ from ..log.names import EVAL_STARTED
 from ..log.terms import terms_of
 from ..store import RunRecord, Store
 from ..store.leases import Lease
-from ..store.sql import Within
 from ..suitefile import LoadedSuite, load_suite, parse_suite, suite_document
+from .active import ActiveRun as ActiveRun
+from .active import Reopened as Reopened
+from .active import RunEndedError as RunEndedError
+from .active import SpecError as SpecError
 from .ending import SOURCE_LOST, SUITE_LOST, RunFailure, end_run, settle_logged_end
 from .fixtures import FixtureSource, FixtureSourceError
-from .result import RunError, RunResult
+from .result import RunError as RunError
+from .result import RunResult
 from .run import (
     Execution,
     Observer,
     RunOptions,
     TrialExecutor,
-    execute_run,
     prepare_run,
     reopen_run,
 )
 from .safety import policy_from_json
-from .tools import LiveTool
+from .spec import LiveTool, RunSpec, settle, validate
 
 Sealer = Callable[[RunRecord, dict[str, Any]], str]
 """A host's seal of a run (as created) completed with a summary."""
-
-
-class RunEndedError(RunError):
-    """A run that could not be restored as it was started, and was ended as failed."""
-
-    def __init__(self, run_id: str, failure: RunFailure) -> None:
-        super().__init__(f"run {run_id} was ended as failed: {failure.message}")
-        self.run_id, self.failure = run_id, failure
-
-
-@dataclass(frozen=True)
-class RunRequest:
-    """What a run is: the suite, the agent, what answers its tools, and how to run it."""
-
-    suite: LoadedSuite
-    agent: Agent
-    agent_spec: str
-    """Recorded, so the run can be resumed without naming the agent again."""
-    options: RunOptions = field(default_factory=RunOptions)
-    fixtures: FixtureSource = field(default_factory=FixtureSource)
-    judge: Judge | None = None
-    live_tools: Mapping[str, LiveTool] | None = None
-    owner: dict[str, Any] | None = None
-    """The ``run.started`` owner (a host's caller)."""
-    metadata: Mapping[str, Any] | None = None
-    """Recorded with the run's options (a host's ``evalSuiteRef``, ``fixtureRuns``)."""
-    terms: RunTerms = field(default_factory=RunTerms)
-    """The modes in effect (default: the suite's), the baseline, the safety bar."""
-    safety: SafetyPolicy | None = None
-    """What an adversarial run's detectors look for (default: the built-in policy)."""
-    executor: TrialExecutor | None = None
-    """Where the trials play (a Ray executor); None: in process. A resume chooses afresh."""
-    agent_version: str | None = None
-    """The agent's version (a host's): stored with the run, echoed in ``eval.started``."""
-    on_create: Callable[[str], Within | None] | None = None
-    """For the new run's id, writes made in the transaction that creates it."""
-
-
-@dataclass(frozen=True)
-class Reopened:
-    """An unfinished run as it was started: its record, suite and fixture source."""
-
-    run: RunRecord
-    loaded: LoadedSuite
-    fixtures: FixtureSource
-    terms: RunTerms = field(default_factory=RunTerms)
-    """As its ``eval.started`` records them."""
-    safety: SafetyPolicy | None = None
-
-
-@dataclass
-class ActiveRun:
-    """A run ready to execute: await :meth:`execute`; :meth:`cancel` ends it as cancelled,
-    :meth:`stop` leaves it open for a later resume (a host shutting down)."""
-
-    run: RunRecord
-    execution: Execution
-    _task: asyncio.Task[Any] | None = None
-    _cancelled: bool = False
-
-    @property
-    def run_id(self) -> str:
-        return self.run.run_id
-
-    async def execute(self) -> RunResult:
-        self._task = asyncio.current_task()
-        if self._cancelled and self._task is not None:
-            self._task.cancel()  # asked before it began: it ends at its first step
-        return await execute_run(self.execution, self.run_id)
-
-    def stop(self) -> None:
-        self.execution.stopping = True
-        self.cancel()
-
-    def cancel(self) -> None:
-        """End the run as cancelled, keeping its finished trials (or, after :meth:`stop`,
-        leave it open)."""
-        self._cancelled = True
-        if self._task is not None:
-            self._task.cancel()
 
 
 class RunService:
@@ -141,18 +66,54 @@ class RunService:
         self.store, self.on_commit, self.lease, self.sealer = store, on_commit, lease, sealer
 
     def start(
-        self, request: RunRequest, observer: Observer | None = None, events: IO[str] | None = None
+        self, spec: RunSpec, observer: Observer | None = None, events: IO[str] | None = None
     ) -> ActiveRun:
-        """Check the request, create the run with its opening events, and make it ready."""
-        execution = self._execution(request, observer, events)
+        """Check the spec (:class:`SpecError`: its problems), create the run with its opening
+        events, and make it ready; a spec that resumes a run goes on with it instead. An
+        agent named only by ``agent_spec`` is resolved here, and closed if the run cannot
+        start."""
+        problems = validate(spec, self.store) if spec.resume is not None else []
+        if problems:
+            raise SpecError(problems)
+        reopened = self.reopen(spec.resume) if spec.resume is not None else None
+        stored = _stored_options(reopened.run) if reopened is not None else None
+        options = spec.run_options(stored)
+        agent = spec.agent or _agent(spec, reopened, options)
+        try:
+            if reopened is not None:
+                options = replace(options, shard=reopened.run.options.get("shard"))
+                return self.resume(
+                    reopened,
+                    agent,
+                    options,
+                    spec.judge,
+                    spec.live_tools,
+                    observer,
+                    events,
+                    spec.executor,
+                    keep_trials=spec.keep_trials,
+                )
+            return self._create(replace(spec, agent=agent), observer, events)
+        except BaseException:
+            if spec.agent is None:
+                _close(agent)
+            raise
+
+    def _create(
+        self, spec: RunSpec, observer: Observer | None, events: IO[str] | None
+    ) -> ActiveRun:
+        spec = self._settled(spec)
+        assert spec.suite is not None
+        fixtures = FixtureSource(spec.recording, spec.run_options().live_shadow)
+        execution = self._execution(spec, fixtures, observer, events)
         run = prepare_run(
             execution,
-            suite_document(request.suite.suite),
-            request.agent_spec,
-            request.owner,
-            dict(request.metadata or {}),
-            request.agent_version,
-            request.on_create,
+            suite_document(spec.suite.suite),
+            spec.agent_spec,
+            spec.owner,
+            dict(spec.metadata or {}),
+            spec.agent_version,
+            spec.on_create,
         )
         self._sealed(execution, run)
         return ActiveRun(run, execution)
@@ -202,24 +163,26 @@ class RunService:
         observer: Observer | None = None,
         events: IO[str] | None = None,
         executor: TrialExecutor | None = None,
+        keep_trials: bool = False,
     ) -> ActiveRun:
-        """Make a reopened run ready again, on the suite and fixtures it was started with;
-        only the agent's wiring (and concurrency, timeouts, the executor) may be given
+        """Make a reopened run ready again, on the suite, fixtures and terms it was started
+        with; only the agent's wiring (and concurrency, timeouts, the executor) may be given
         afresh."""
-        run = reopened.run
-        request = RunRequest(
+        run, fixtures = reopened.run, reopened.fixtures
+        spec = RunSpec(
             reopened.loaded,
             agent,
             run.agent_spec,
             options,
-            reopened.fixtures,
+            fixtures.recording,
             judge,
             live_tools,
             terms=reopened.terms,
             safety=reopened.safety,
             executor=executor,
+            keep_trials=keep_trials,
         )
-        execution = self._execution(request, observer, events)
+        execution = self._execution(self._settled(spec), fixtures, observer, events)
         reopen_run(execution, run)
         self._sealed(execution, run)
         return ActiveRun(run, execution)
@@ -232,28 +195,39 @@ class RunService:
         self.fail(run_id, failure)
         return RunEndedError(run_id, failure)
 
+    def _settled(self, spec: RunSpec) -> RunSpec:
+        settled, problems = settle(spec, self.store)
+        if problems:
+            raise SpecError(problems)
+        return settled
+
     def _execution(
-        self, request: RunRequest, observer: Observer | None, events: IO[str] | None
+        self,
+        spec: RunSpec,
+        fixtures: FixtureSource,
+        observer: Observer | None,
+        events: IO[str] | None,
     ) -> Execution:
-        check_runnable(request)
+        assert spec.suite is not None  # settled
+        assert spec.agent is not None
         # An executor that sends trials elsewhere checks it can, before anything is stored.
-        prepare = getattr(request.executor, "prepare", None)
+        prepare = getattr(spec.executor, "prepare", None)
         if callable(prepare):
-            prepare(request.agent, request.judge, request.live_tools)
+            prepare(spec.agent, spec.judge, spec.live_tools)
         return Execution(
             self.store,
-            request.suite,
-            request.agent,
-            request.options,
-            request.judge,
-            request.live_tools,
-            request.fixtures,
+            spec.suite,
+            spec.agent,
+            spec.run_options(),
+            spec.judge,
+            spec.live_tools,
+            fixtures,
             observer,
             events,
             self.on_commit,
-            terms=request.terms,
-            safety=request.safety,
-            executor=request.executor,
+            terms=spec.terms,
+            safety=spec.safety,
+            executor=spec.executor,
             lease=self.lease,
         )
 
@@ -263,35 +237,45 @@ def _eval_started(docs: list[dict[str, Any]]) -> dict[str, Any] | None:
     return payload if isinstance(payload, dict) else None
 
 
-def check_runnable(request: RunRequest) -> None:
-    """What a run needs beyond a valid suite: a judge for rubric tasks, a mode for
-    live-shadow, a positive concurrency."""
-    suite = request.suite.suite
-    rubric_tasks = [t.task_id for t in suite.tasks if t.expected.kind == "rubric"]
-    if rubric_tasks and request.judge is None:
-        raise RunError(
-            f"tasks {', '.join(rubric_tasks)} are rubric tasks; choose a judge"
-            " (scripted:FILE or openai:MODEL)"
-        )
-    if request.fixtures.live_shadow and "live-shadow" not in suite.modes:
-        raise RunError("live-shadow runs need a suite whose modes include live-shadow")
-    if request.options.concurrency < 1:
-        raise RunError("concurrency must be at least 1")
-    try:
-        request.options.slice  # noqa: B018 (parsed to be checked)
-    except ValueError as exc:
-        raise RunError(str(exc)) from None
-    modes = request.terms.modes
-    if modes is not None and not set(modes) <= set(suite.modes):
-        raise RunError(f"modes {sorted(set(modes) - set(suite.modes))} are not the suite's")
-    effective = request.terms.modes_of(suite)
-    if request.terms.baseline is not None and "regression" not in effective:
-        raise RunError("a baseline needs a suite whose modes include regression")
-    if request.terms.fail_on_severity is not None and "adversarial" not in effective:
-        raise RunError("failing on a finding's severity needs the adversarial mode")
+def _stored_options(run: RunRecord) -> RunOptions:
+    saved = run.options
+    return RunOptions(**{k: v for k, v in saved.items() if k in RunOptions.__dataclass_fields__})
+
+
+def _agent(spec: RunSpec, reopened: Reopened | None, options: RunOptions) -> Agent:
+    """The agent ``spec`` names by its specification, else the one a resumed run was
+    started with."""
+    chosen = spec.agent_spec or (reopened.run.agent_spec if reopened is not None else "")
+    if reopened is not None and chosen.startswith("python-object:"):
+        run_id = reopened.run.run_id
+        raise RunError(f"run {run_id} was started with an in-process agent; pass the agent again")
+    if not chosen:
+        raise SpecError([Problem(("agent",), "a new run needs an agent (or a run to resume)")])
+    return resolve_agent(chosen, threads=options.concurrency)
 
 
 # --- the convenience functions of the library -------------------------------------------
+
+
+async def run_spec_async(
+    spec: RunSpec,
+    *,
+    store: Store | None = None,
+    observer: Observer | None = None,
+    events: IO[str] | None = None,
+) -> RunResult:
+    """Start (or resume) the run ``spec`` describes, run it to its end and grade it; its
+    agent is closed when it ends."""
+    try:
+        active = RunService(store or Store()).start(spec, observer, events)
+    except BaseException:
+        if spec.agent is not None:
+            _close(spec.agent)
+        raise
+    try:
+        return await active.execute()
+    finally:
+        _close(active.execution.agent)
 
 
 async def run_suite_async(
@@ -320,32 +304,20 @@ async def run_suite_async(
     ``safety`` what its detectors look for. ``executor`` plays the trials elsewhere (a
     :class:`~.ray_executor.RayExecutor`); by default they play in this process.
     """
-    options = options or RunOptions()
     loaded = suite if isinstance(suite, LoadedSuite) else load_suite(suite)
-    spec = (
-        agent if isinstance(agent, str) else (agent_spec or f"python-object:{type(agent).__name__}")
-    )
-    resolved = (
-        resolve_agent(agent, threads=options.concurrency) if isinstance(agent, str) else agent
-    )
-    fixtures = FixtureSource(recording, options.live_shadow)
-    request = RunRequest(
+    spec = RunSpec(
         loaded,
-        resolved,
-        spec,
+        None if isinstance(agent, str) else agent,
+        agent if isinstance(agent, str) else (agent_spec or _object_spec(agent)),
         options,
-        fixtures,
+        recording,
         judge,
         live_tools,
         terms=terms or RunTerms(),
         safety=safety,
         executor=executor,
     )
-    try:
-        active = RunService(store or Store()).start(request, observer, events)
-        return await active.execute()
-    finally:
-        _close(resolved)
+    return await run_spec_async(spec, store=store, observer=observer, events=events)
 
 
 async def resume_async(
@@ -362,32 +334,26 @@ async def resume_async(
 ) -> RunResult:
     """Run only the trials a run is missing, on the fixtures it started with, then grade it
     as a whole (its trials played by ``executor``, by default in this process)."""
-    service = RunService(store or Store())
-    reopened = service.reopen(run_id)
-    saved = reopened.run.options
-    options = options or RunOptions(
-        **{k: v for k, v in saved.items() if k in RunOptions.__dataclass_fields__}
+    spec = RunSpec(
+        None,
+        None if isinstance(agent, str) else agent,
+        agent if isinstance(agent, str) else "",
+        options,
+        judge=judge,
+        live_tools=live_tools,
+        executor=executor,
+        resume=run_id,
     )
-    # A shard stays its slice: new options change how it runs, never which trials are its.
-    options = replace(options, shard=saved.get("shard"))
-    chosen = agent if agent is not None else reopened.run.agent_spec
-    if isinstance(chosen, str) and chosen.startswith("python-object:"):
-        raise RunError(f"run {run_id} was started with an in-process agent; pass the agent again")
-    resolved = (
-        resolve_agent(chosen, threads=options.concurrency) if isinstance(chosen, str) else chosen
-    )
-    try:
-        active = service.resume(
-            reopened, resolved, options, judge, live_tools, observer, events, executor
-        )
-        return await active.execute()
-    finally:
-        _close(resolved)
+    return await run_spec_async(spec, store=store, observer=observer, events=events)
 
 
 def run_suite(suite: LoadedSuite | str | Path, agent: Agent | str, **kwargs: Any) -> RunResult:
     """Blocking :func:`run_suite_async`, for scripts and notebooks without an event loop."""
     return asyncio.run(run_suite_async(suite, agent, **kwargs))
+
+
+def _object_spec(agent: Agent) -> str:
+    return f"python-object:{type(agent).__name__}"
 
 
 def _close(agent: Agent) -> None:

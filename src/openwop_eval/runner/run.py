@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import IO, Any, Protocol
 
@@ -30,7 +30,7 @@ from ..core.rubric import Judge
 from ..core.safety import SafetyPolicy
 from ..core.stats import decimal, decimal_sum
 from ..log.names import EVAL_COMPLETED, EVAL_STARTED, EXT, RUN_COMPLETED, RUN_STARTED, workflow_id
-from ..log.shards import Shard, ShardMark, document_digest
+from ..log.shards import ShardMark, document_digest
 from ..log.terms import started_payload
 from ..log.verdict import completed_payload
 from ..store import EventRow, RunRecord, Store, StoreUnavailableError
@@ -45,31 +45,10 @@ from .events import EventWriter, new_id, pending
 from .fixtures import FixtureSource
 from .result import RunResult
 from .safety import policy_to_json
+from .spec import LiveTool
+from .spec import RunOptions as RunOptions
 from .stored import prior_trials, read_back
-from .tools import LiveTool
 from .trial import Finished, TrialOutcome, TrialSetup, run_trial
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    concurrency: int = 8
-    timeout_s: float | None = 300.0
-    tenant: str = "local"
-    live_shadow: bool = False
-    """Ignore fixtures and call live tools (only for suites that declare ``live-shadow``)."""
-    shard: str | None = None
-    """``I/N``: run only this shard's (task, trial) pairs (see :mod:`openwop_eval.log.shards`);
-    the trials of the other shards count as not run until the shards are merged."""
-    keep_trials: bool = False
-    """Keep each trial's grade in the result, for its reports to read rather than grade the
-    log again (memory O(trials), as a report's; by default O(tasks)). Not stored."""
-
-    @property
-    def slice(self) -> Shard | None:
-        return Shard.parse(self.shard) if self.shard is not None else None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if k != "keep_trials"}
 
 
 class TrialExecutor(Protocol):

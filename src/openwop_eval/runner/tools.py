@@ -12,7 +12,7 @@ import importlib
 import inspect
 import time
 from collections import defaultdict, deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,8 +30,7 @@ from ..limits import (
 )
 from ..log.names import EXT, TOOL_CALLED, TOOL_RETURNED, trial_ext
 from .events import Pending
-
-LiveTool = Callable[[dict[str, Any]], Any]
+from .spec import LiveTool as LiveTool
 
 
 class ContentTooLargeError(AgentProtocolError):

@@ -32,19 +32,18 @@ from typing import Any, Protocol
 from ..core.plan import RunTerms
 from ..runner import (
     ActiveRun,
-    FixtureSource,
     Recording,
     RunEndedError,
     RunError,
-    RunRequest,
     RunService,
+    RunSpec,
 )
 from ..runner.api import Sealer
 from ..runner.ending import AGENT_GONE, AGENT_STALLED, end_run
 from ..runner.ray_executor import RayExecutor
+from ..runner.spec import BaselineChoice
 from ..store import RunRecord, Store, StoreError, StoreUnavailableError
 from ..store.leases import HOST_AGENT, Lease
-from ..store.sql import Within
 from .catalog import Catalog, CatalogSuite, HostAgent
 from .hub import Hub
 from .slots import Admission, RunSlots
@@ -114,7 +113,7 @@ class RunManager:
         if workers is not None:  # a worker that died: its runs go on in a new one
             workers.on_lost = self._orphaned
 
-    def prepare(
+    def spec(
         self,
         tenant: str,
         owner: dict[str, Any],
@@ -123,30 +122,34 @@ class RunManager:
         extra: Mapping[str, Any],
         recording: Recording | None = None,
         terms: RunTerms | None = None,
-        on_create: Callable[[str], Within | None] | None = None,
-        queued: bool = False,
-    ) -> ActiveRun:
-        """Create the run under ``terms`` (modes, baseline, safety bar), ready to
-        :meth:`launch`; raises :class:`RunError` when it cannot run. ``queued``: it is to
-        wait for a slot, stored ``pending``. It writes the store: the host calls it in a
-        worker thread. ``on_create``: see :class:`RunRequest`."""
-        request = RunRequest(
+        baseline: BaselineChoice | None = None,
+    ) -> RunSpec:
+        """The spec of a run of ``suite`` by ``agent`` under ``terms`` (modes, safety bar)
+        and ``baseline``: the host's agent wiring, detectors and executor."""
+        terms = terms or RunTerms()
+        adversarial = "adversarial" in terms.modes_of(suite.loaded.suite)
+        return RunSpec(
             suite.loaded,
             agent.agent,
             f"{HOST_AGENT}{agent.agent_id}",
             agent.options(tenant),
-            FixtureSource(recording),
+            recording,
             agent.judge,
             agent.live,
-            owner,
-            {"evalSuiteRef": suite.ref, **extra},
-            terms=terms or RunTerms(),
-            safety=self.catalog.config.adversarial.policy(),
+            terms=terms,
+            baseline=baseline,
+            safety=self.catalog.config.adversarial.policy() if adversarial else None,
             executor=self.executor,
+            owner=owner,
+            metadata={"evalSuiteRef": suite.ref, **extra},
             agent_version=agent.version,
-            on_create=on_create,
         )
-        active = self.service.start(request)
+
+    def prepare(self, spec: RunSpec, queued: bool = False) -> ActiveRun:
+        """Create the run of ``spec``, ready to :meth:`launch`; raises :class:`RunError`
+        when it cannot run. ``queued``: it is to wait for a slot, stored ``pending``. It
+        writes the store: the host calls it in a worker thread."""
+        active = self.service.start(spec)
         if queued:
             self.store.set_status(active.run_id, "pending")
             active.run = replace(active.run, status="pending")
