@@ -58,11 +58,11 @@ class LogVersionError(ValueError):
 def check_version(doc: dict[str, Any], position: int) -> None:
     """Refuse ``doc``, the ``position``-th event of a log (from 1, in sequence order), when
     this version cannot read its payload: :class:`LogVersionError`."""
-    kind = doc.get("type")
-    if type(kind) is not str or kind not in READ_TYPES or "schemaVersion" not in doc:
-        return
-    value = doc["schemaVersion"]
+    value = doc.get("schemaVersion", NEWEST_READ)  # absent: read as the current one
     if type(value) is int and 1 <= value <= NEWEST_READ:
+        return
+    kind = doc.get("type")
+    if type(kind) is not str or kind not in READ_TYPES:
         return
     where = _where(doc, kind, position)
     if type(value) is int and value > NEWEST_READ:
