@@ -19,6 +19,7 @@ from .core.problems import Loc
 from .documents import LineMap, parse_document, read_bounded
 from .log.jsonl import parse_jsonl
 from .log.names import ENDINGS, RUN_COMPLETED
+from .log.versions import LogVersionError, check_version
 
 
 class SummaryFileError(OpenwopEvalError, ValueError):
@@ -91,6 +92,10 @@ def _from_log(text: str, source: str) -> SummaryFile:
         found = f" (it ends with {ended})" if ended and not completed else ""
         raise SummaryFileError(f"{source}: the run {state}{found}; it has no summary")
     event = completed[0]
+    try:
+        check_version(event, next(i for i, d in enumerate(docs, 1) if d is event))
+    except LogVersionError as exc:
+        raise SummaryFileError(f"{source}: {exc}") from None
     within = f" (the run.completed event, sequence {event.get('sequence')!r})"
     payload = event.get("payload")
     outputs = payload.get("outputs") if isinstance(payload, dict) else None

@@ -17,7 +17,7 @@ from openwop_eval.runner import RunError
 from openwop_eval.runner.api import resume_async, run_suite
 from openwop_eval.runner.baseline import BaselineError, baseline_run, newest_baseline
 from openwop_eval.store import Store
-from tests.modes.crash import forget_task, untimed
+from tests.modes.crash import forge_status, forget_task, untimed
 
 AGENT = """
 def good(input, tools):
@@ -120,7 +120,8 @@ def test_an_unusable_baseline_is_refused_the_same_way_whatever_the_reason(
     suite = parse_suite(suite_doc()).suite
     good = run(store, agent, "good")
     unfinished = run(store, agent, "good")
-    store.set_status(unfinished.run_id, "failed")
+    with store.transaction() as tx:
+        forge_status(tx, unfinished.run_id, "failed")
     messages = []
     for run_id, tenant in [
         ("local/nosuchrun0000000000", "local"),  # unknown

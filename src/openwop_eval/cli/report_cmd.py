@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..log.versions import LogVersionError
 from ..runner import RunError
 from ..runner.stored import stored_result
 from ..terminal import plain
@@ -36,11 +37,10 @@ def report(
     if not any((html_path, report, out, junit, markdown_path)):
         usage(err, "name at least one output: --html, --report, --out, --junit or --markdown")
     store = open_store(err, store_url)
-    try:
+    try:  # LogVersionError: a newer version wrote its log
         result = stored_result(store, run_id)
-    except RunError as exc:
-        usage(err, plain(str(exc)))
-    try:
         write_outputs(result, out, report, junit, markdown_path, html_path, step_summary=False)
+    except (RunError, LogVersionError) as exc:
+        usage(err, plain(str(exc)))
     except OSError as exc:
         usage(err, plain(f"cannot write {exc.filename or 'the output'}: {exc.strerror or exc}"))

@@ -12,10 +12,12 @@ from .jsonl import parse_jsonl
 from .names import EXT, V1_NAMES, sequence_of, trial_ext, v2_type
 from .replay import Replay, replay
 from .verdict import Verdict, read_verdict
+from .versions import LogVersionError
 
 __all__ = [
     "EXT",
     "V1_NAMES",
+    "LogVersionError",
     "Mismatch",
     "Replay",
     "Verdict",

@@ -13,6 +13,9 @@ its events up to its ``eval.scored``; a later event of a scored trial is a probl
 not counted. At most :data:`~openwop_eval.limits.MAX_OPEN_TRIALS` trials may be open at
 once; past it the oldest is dropped, and if it is scored later it counts as not run (fails
 closed) — it is never graded on part of its calls.
+
+An event whose payload this version cannot read (a newer ``schemaVersion``) stops the reading
+with :class:`~.versions.LogVersionError` (see :mod:`.versions`).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from .names import (
     TOOL_RETURNED,
     V1_NAMES,
 )
+from .versions import check_version
 
 _TRIAL_KINDS = (INVOCATION_STARTED, TOOL_CALLED, TOOL_RETURNED, INVOCATION_COMPLETED, EVAL_SCORED)
 _KINDS = {
@@ -107,8 +111,13 @@ class LogReader:
         self._bracket: str | None = None
         self._scored: defaultdict[str, bytearray] = defaultdict(bytearray)
         self._bracket_trials: defaultdict[str, int] = defaultdict(int)
+        self._read = 0
 
     def feed(self, doc: dict[str, Any]) -> Scored | None:
+        """Read the next event; raises :class:`~.versions.LogVersionError` on one whose
+        payload this version cannot read."""
+        self._read += 1
+        check_version(doc, self._read)
         raw = doc.get("type")
         kind = _KINDS.get(raw) if type(raw) is str else None
         if kind is None:

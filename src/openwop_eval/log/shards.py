@@ -35,6 +35,7 @@ from .names import (
     SCHEMA_VERSION,
 )
 from .verdict import completed_payload, read_verdict
+from .versions import LogVersionError, check_version
 
 MAX_SHARDS: Final = 1_000
 """The most shards a run may be split into (a CI matrix has far fewer jobs)."""
@@ -259,10 +260,15 @@ def _terms(head: ShardHead) -> Any:
 
 
 def _head(source: str, docs: Iterable[dict[str, Any]], positions: dict[str, int]) -> ShardHead:
-    """The first reading of a shard's log: its opening, mark, end and stray trials."""
+    """The first reading of a shard's log: its opening, mark, end and stray trials; an event
+    this version cannot read is refused here, naming the shard's log."""
     head = ShardHead(source)
     task_count = len(positions)
-    for doc in docs:
+    for position, doc in enumerate(docs, 1):
+        try:
+            check_version(doc, position)
+        except LogVersionError as exc:
+            raise LogVersionError(f"{source}: {exc}") from None
         kind, payload = doc.get("type"), doc.get("payload")
         payload = payload if isinstance(payload, dict) else {}
         if head.run_id is None and isinstance(doc.get("runId"), str):

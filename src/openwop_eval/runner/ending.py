@@ -80,8 +80,10 @@ def end_run(
 ) -> bool:
     """Commit what ``writer`` holds, then ``run.failed``/``run.cancelled`` and the status.
 
-    Returns False when the store refused even that: what is committed is kept, and the
-    run stays open for a later resume or recovery to end it.
+    Returns whether the run has ended now: False when the store refused even that (what is
+    committed is kept, and the run stays open for a later resume or recovery to end it).
+    A run another writer has ended already keeps its ending (its log gets no second one,
+    its status does not move: a cancel that lost to the completion leaves it completed).
     """
     writer = writer or writer_for(store, run_id, store.last_sequence(run_id))
     try:
@@ -93,12 +95,19 @@ def end_run(
     else:
         event = pending(RUN_FAILED, {"error": (failure or INTERNAL).as_error()})
     try:
+        if _has_ended(store, run_id):
+            return True
         writer.write([event])
         writer.flush()
-        store.set_status(run_id, status, error=failure.message if failure else None)
+        moved = store.set_status(run_id, status, error=failure.message if failure else None)
     except Exception:
         return False
-    return True
+    return moved.ended
+
+
+def _has_ended(store: Store, run_id: str) -> bool:
+    run = store.get_run(run_id, documents=False)
+    return run is not None and run.terminal
 
 
 _ENDINGS: dict[str, RunStatus] = {
@@ -110,7 +119,8 @@ _ENDINGS: dict[str, RunStatus] = {
 
 def settle_logged_end(store: Store, run_id: str) -> RunStatus | None:
     """A run whose log already ends it (killed between that commit and the status update)
-    takes the status its log states; returns it, or None when the log does not end it."""
+    takes the status its log states; returns the status it has then (another writer's, if
+    it ended the run first), or None when the log does not end it."""
     last = store.last_sequence(run_id)
     tail = store.events(run_id, after=last - 1) if last >= 0 else []
     status = _ENDINGS.get(tail[-1].get("type", "")) if tail else None
@@ -119,5 +129,5 @@ def settle_logged_end(store: Store, run_id: str) -> RunStatus | None:
     payload = tail[-1].get("payload") or {}
     summary = (payload.get("outputs") or {}).get("evalSummary") if status == "completed" else None
     error = (payload.get("error") or {}).get("message") if status == "failed" else None
-    store.set_status(run_id, status, summary=summary, error=error)
-    return status
+    moved = store.set_status(run_id, status, summary=summary, error=error)
+    return moved.status if moved.ended else None  # ended otherwise meanwhile: as it was

@@ -33,8 +33,10 @@ from ..log.names import EVAL_COMPLETED, EVAL_STARTED, EXT, RUN_COMPLETED, RUN_ST
 from ..log.shards import ShardMark, document_digest
 from ..log.terms import started_payload
 from ..log.verdict import completed_payload
+from ..log.versions import LogVersionError
 from ..store import EventRow, RunRecord, Store, StoreUnavailableError
 from ..store.leases import Lease, LeaseLostError
+from ..store.status import required
 from ..store.within import Within, chain
 from ..suitefile import LoadedSuite
 from .baseline import diff_ref
@@ -184,8 +186,9 @@ async def execute_run(execution: Execution, run_id: str) -> RunResult:
     Cancelled, it commits its finished trials and ends with ``run.cancelled``; failing, it
     ends with ``run.failed``. Either way the run is left terminal, never ``running`` —
     except when the store is away past its retries (:class:`StoreUnavailableError`), the
-    lease was lost, or the commit process died: the failure is not the run's, so it stays
-    open with what it committed, for a host's recovery or ``run --resume`` to finish.
+    lease was lost, the commit process died or a newer version wrote its log: the failure
+    is not the run's, so it stays open with what it committed, for a host's recovery or
+    ``run --resume`` (of a version that reads it) to finish.
     """
     store = execution.store
     writer = _writer(execution, run_id, store.last_sequence(run_id))
@@ -199,9 +202,9 @@ async def execute_run(execution: Execution, run_id: str) -> RunResult:
         else:
             end_run(store, run_id, "cancelled", writer=writer)
         raise
-    except (LeaseLostError, CommitProcessError, StoreUnavailableError):  # another replica
-        await _stop(committer)  # runs it now, the commit process died (as in a crash) or
-        raise  # the store is away: leave it open
+    except (LeaseLostError, CommitProcessError, StoreUnavailableError, LogVersionError):
+        await _stop(committer)  # another replica runs it now, the commit process died (as
+        raise  # in a crash), the store is away, or a newer version wrote it: leave it open
     except Exception as exc:
         await _stop(committer)
         end_run(store, run_id, "failed", failure_of(exc), writer)
@@ -217,12 +220,13 @@ async def _stop(committer: list[Committer]) -> None:
 
 
 def reopen_run(execution: Execution, run: RunRecord) -> None:
-    """Mark a restored run running again; its events file gets the whole log so far."""
+    """Mark a restored run running again (unless it ended since: :class:`RunStatusError`);
+    its events file gets the whole log so far."""
     store = execution.store
+    required(store.set_status(run.run_id, "running"))
     if execution.jsonl is not None:
         for row in store.iter_event_rows(run.run_id):
             execution.jsonl.write(row.text + "\n")
-    store.set_status(run.run_id, "running")
 
 
 def _writer(execution: Execution, run_id: str, last: int) -> EventWriter:
@@ -359,14 +363,13 @@ def _complete(
     store: Store, run_id: str, writer: EventWriter, summary: dict[str, Any], seal: str | None
 ) -> None:
     """Commit the verdict, mark the run completed with its seal (off the event loop)."""
+    outputs = {"outputs": {"evalSummary": summary}}
     writer.write(
-        [
-            pending(EVAL_COMPLETED, completed_payload(summary)),
-            pending(RUN_COMPLETED, {"outputs": {"evalSummary": summary}}),
-        ]
+        [pending(EVAL_COMPLETED, completed_payload(summary)), pending(RUN_COMPLETED, outputs)]
     )
     writer.flush()
-    store.set_status(run_id, "completed", summary=summary, evidence=seal)
+    # RunStatusError if another writer ended the run first: its ending stands
+    required(store.set_status(run_id, "completed", summary=summary, evidence=seal))
 
 
 def _budget(plan: GradingPlan) -> Fraction | None:

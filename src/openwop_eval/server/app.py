@@ -20,6 +20,7 @@ from .. import __version__
 from ..core import names as n
 from ..deployments import STATES
 from ..log.names import EVENT_LOG_SCHEMA_VERSION
+from ..log.versions import LogVersionError
 from ..store import Store, StoreUnavailableError
 from ..store.host import HostStore
 from ..store.leases import Lease
@@ -35,6 +36,7 @@ from .errors import (
     envelope,
     handle_api_error,
     handle_http_error,
+    handle_log_version,
     handle_store_unavailable,
     handle_unexpected,
 )
@@ -261,6 +263,7 @@ def create_app(
             ApiError: handle_api_error,
             HTTPException: handle_http_error,
             StoreUnavailableError: handle_store_unavailable,
+            LogVersionError: handle_log_version,
         },
     )
     app.router.redirect_slashes = False  # `/runs/` is no route: a 404, never a redirect

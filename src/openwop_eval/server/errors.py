@@ -87,6 +87,14 @@ async def handle_store_unavailable(request: Request, exc: Exception) -> Response
     return error_response(store_unavailable())
 
 
+async def handle_log_version(request: Request, exc: Exception) -> Response:
+    """A run whose log a newer version wrote (a replica not yet upgraded, on a shared store):
+    ``409 run_state_conflict`` naming the event and both versions (content-free), not a 500;
+    the request succeeds on a host that reads it."""
+    log.warning("%s %s: %s", request.method, request.url.path, exc)
+    return error_response(ApiError(409, "run_state_conflict", str(exc)))
+
+
 async def handle_unexpected(request: Request, exc: Exception) -> Response:
     log.exception("unhandled error on %s %s", request.method, request.url.path)
     return error_response(ApiError(500, "internal_error", "the host failed to answer"))

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from ..core.plan import RunTerms
+from ..log.versions import LogVersionError
 from ..runner import (
     ActiveRun,
     Recording,
@@ -44,6 +45,7 @@ from ..runner.ray_executor import RayExecutor
 from ..runner.spec import BaselineChoice
 from ..store import RunRecord, Store, StoreError, StoreUnavailableError
 from ..store.leases import HOST_AGENT, Lease
+from ..store.status import RunStatusError
 from .catalog import Catalog, CatalogSuite, HostAgent
 from .hub import Hub
 from .slots import Admission, RunSlots
@@ -151,8 +153,8 @@ class RunManager:
         writes the store: the host calls it in a worker thread."""
         active = self.service.start(spec)
         if queued:
-            self.store.set_status(active.run_id, "pending")
-            active.run = replace(active.run, status="pending")
+            moved = self.store.set_status(active.run_id, "pending")
+            active.run = replace(active.run, status=moved.status or active.run.status)
         return active
 
     def launch(self, active: ActiveRun, admission: Admission | None = None) -> None:
@@ -176,8 +178,7 @@ class RunManager:
             try:
                 if self.workers is not None:  # not in this process while one is replaced
                     await self.workers.available_soon()
-                if active.run.status == "pending" and not self._in_workers:
-                    await asyncio.to_thread(self.store.set_status, run_id, "running")
+                playable = await self._mark_running(active)
             except BaseException:
                 self.slots.give()
                 raise
@@ -188,8 +189,21 @@ class RunManager:
                 await asyncio.to_thread(end_run, self.store, run_id, "cancelled")
             self.hub.notify(run_id)
             return
-        self._play(active)
+        if playable:
+            self._play(active)
+        else:  # it ended while it waited (another writer ended it): nothing to play
+            self.slots.give()
+            self.tasks.pop(run_id, None)
+            self.active.pop(run_id, None)
         self.hub.notify(run_id)
+
+    async def _mark_running(self, active: ActiveRun) -> bool:
+        """Whether a run that waited for a slot may play: marked running here (in workers,
+        the worker marks it as it takes it); False when it has ended meanwhile."""
+        if active.run.status != "pending" or self._in_workers:
+            return True
+        moved = await asyncio.to_thread(self.store.set_status, active.run_id, "running")
+        return moved.took
 
     @property
     def _in_workers(self) -> bool:
@@ -251,6 +265,8 @@ class RunManager:
             pass
         except StoreUnavailableError:  # not the run's failure: it is open, to resume
             log.warning("eval run %s is left open: the store is unavailable", active.run_id)
+        except LogVersionError as exc:  # a newer version wrote it: left open, for one
+            log.warning("eval run %s is left open: %s", active.run_id, exc)
         except Exception:
             log.exception("eval run %s failed", active.run_id)
         finally:
@@ -302,10 +318,12 @@ class RunManager:
             if only is not None and run.run_id not in only:
                 continue  # another replica's
             active = self._resume(run)
-            if active is not None:
-                if len(ready) >= free:
-                    self.store.set_status(run.run_id, "pending")
+            if active is not None and len(ready) >= free:  # no slot for it: it waits
+                if self.store.set_status(run.run_id, "pending").took:
                     active.run = replace(active.run, status="pending")
+                else:  # it has ended meanwhile
+                    active = None
+            if active is not None:
                 ready.append(active)
             self.hub.notify(run.run_id)
         return ready
@@ -339,6 +357,8 @@ class RunManager:
             active = self.service.resume(
                 reopened, agent.agent, options, agent.judge, agent.live, executor=self.executor
             )
+        except RunStatusError:  # it has ended since it was read: nothing to resume
+            return None
         except RunError:  # the agent, or what it needs to run the suite, is gone
             if self.service.fail(run.run_id, AGENT_GONE):
                 log.warning("ended eval run %s: %s", run.run_id, AGENT_GONE.message)

@@ -33,10 +33,12 @@ from typing import Any
 
 from .. import collector
 from ..lifeline import die_with
+from ..log.versions import LogVersionError
 from ..runner import ActiveRun, RunEndedError, RunError, RunService, trial
 from ..runner.ending import AGENT_GONE
 from ..store import EventRow, Store, StoreUnavailableError
 from ..store.host import HostStore
+from ..store.status import RunStatusError
 from .catalog import Catalog
 from .evidence import evidence_key, sealer
 from .feed import FeedingStore, frames_of
@@ -128,6 +130,8 @@ class Worker:
             pass
         except StoreUnavailableError:  # not the run's failure: it is open, to resume
             log.warning("eval run %s is left open: the store is unavailable", run_id)
+        except LogVersionError as exc:  # a newer version wrote it: left open, for one
+            log.warning("eval run %s is left open: %s", run_id, exc)
         except Exception:
             log.exception("eval run %s failed", run_id)
         finally:
@@ -152,6 +156,8 @@ class Worker:
         options = agent.options(reopened.run.tenant)
         try:
             return self.service.resume(reopened, agent.agent, options, agent.judge, agent.live)
+        except RunStatusError:  # it has ended since it was read: nothing to resume
+            return None
         except RunError:  # what the agent needs to run the suite is gone (as manager.py)
             self.service.fail(run_id, AGENT_GONE)
             return None

@@ -34,6 +34,7 @@ from sqlalchemy.engine import Connection
 from .records import HOST_AGENT
 from .schema import run_leases, runs
 from .sql import Store, StoreError, Within
+from .status import UNFINISHED
 
 __all__ = ["HOST_AGENT", "Fence", "Lease", "LeaseLostError", "Leases", "db_now"]
 
@@ -138,7 +139,7 @@ class Leases:
             free = run_leases.c.run_id.is_(None) | (run_leases.c.expires_at < now)
             if restart:
                 free |= run_leases.c.owner == self.owner
-            unfinished = runs.c.status.in_(("pending", "running"))  # pending: waiting to play
+            unfinished = runs.c.status.in_(UNFINISHED)  # pending: waiting to play
             where = unfinished & runs.c.agent_spec.startswith(HOST_AGENT)
             if not every:
                 where &= free

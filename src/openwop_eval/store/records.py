@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple, TypeAlias
+from typing import Any, NamedTuple
 
 from .. import jsontext
+from .status import TERMINAL_STATUSES, RunStatus
 
-RunStatus: TypeAlias = Literal["pending", "running", "completed", "failed", "cancelled"]
-TERMINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
+__all__ = ["HOST_AGENT", "TERMINAL_STATUSES", "EventRow", "RunRecord", "RunStatus"]
+
 HOST_AGENT = "host-agent:"
 """The ``agent_spec`` prefix of runs a host started (the only runs replicas take over, and
 the only ones that can be a host's evidence)."""

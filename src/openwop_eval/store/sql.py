@@ -34,6 +34,7 @@ from .identity import FileIdentity, StoreGoneError
 from .records import EventRow, RunRecord, RunStatus
 from .retry import RETRY_S, StoreError, StoreUnavailableError, describe, pause, transient
 from .schema import events, runs, trial_results
+from .status import UNFINISHED, Moved, move
 from .within import Within
 
 __all__ = ["Store", "StoreError", "StoreUnavailableError", "Within", "default_url", "in_memory"]
@@ -258,7 +259,7 @@ class Store:
 
     def unfinished_runs(self) -> list[RunRecord]:
         """Every run, of any tenant, not yet completed, failed or cancelled."""
-        query = sa.select(runs).where(runs.c.status.in_(("pending", "running")))
+        query = sa.select(runs).where(runs.c.status.in_(UNFINISHED))
         rows = self.atomic(lambda tx: tx.execute(query).mappings().all())
         return [RunRecord(**row) for row in rows]
 
@@ -270,17 +271,19 @@ class Store:
         summary: dict[str, Any] | None = None,
         error: str | None = None,
         evidence: str | None = None,
-    ) -> None:
-        """``evidence``: a host's seal, written with the summary it seals."""
-        values: dict[str, Any] = {"status": status, "updated_at": utc_stamp()}
-        if summary is not None:
-            values["summary"] = summary
-        if evidence is not None:
-            values["evidence"] = evidence
-        if error is not None:
-            values["error"] = error
-        update = runs.update().where(runs.c.run_id == run_id).values(**values)
-        self.atomic(lambda tx: tx.execute(update))
+    ) -> Moved:
+        """Move the run to ``status`` where :data:`~.status.MOVES` allows it from its
+        current one (compare-and-set), with the values given (``evidence``: a host's seal,
+        written with the summary it seals); see :class:`~.status.Moved`."""
+        given = {"summary": summary, "error": error, "evidence": evidence}
+        kept, tries = {k: v for k, v in given.items() if v is not None}, 0
+
+        def work(tx: Connection) -> Moved:
+            nonlocal tries
+            tries += 1
+            return move(tx, run_id, status, {**kept, "updated_at": utc_stamp()}, tries > 1)
+
+        return self.atomic(work)
 
     # --- events and trials --------------------------------------------------------------
 
