@@ -168,6 +168,18 @@ HOSTILE = [
         "$.summary: expected an EvalSummary (an object); got a string",
     ),
     ({"reportVersion": 1, "runId": "local/1"}, "$: missing the member 'summary'"),
+    (
+        {"reportVersion": 2, "summary": summary(task("a"))},
+        "$.reportVersion: reportVersion 2 is newer than 1, the newest this version reads",
+    ),
+    (
+        {"reportVersion": 10**400, "summary": summary(task("a"))},
+        "$.reportVersion: reportVersion a very large number is newer than 1",
+    ),
+    ({"reportVersion": 0, "summary": "x"}, "$.reportVersion: reportVersion must be a version"),
+    ({"reportVersion": True, "summary": "x"}, "must be a version number (an integer ≥ 1); got a"),
+    ({"reportVersion": None, "summary": "x"}, "an integer ≥ 1); got null"),
+    ({"reportVersion": 1.5, "summary": "x"}, "an integer ≥ 1); got the number 1.5"),
 ]
 
 

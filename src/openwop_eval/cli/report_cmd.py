@@ -5,9 +5,10 @@ from __future__ import annotations
 import click
 
 from ..runner import RunError
+from ..runner.report_model import result_report
 from ..runner.stored import stored_result
 from ..terminal import plain
-from .shell import consoles, open_store, usage, write_outputs
+from .shell import consoles, lists_trials, open_store, usage, write_outputs
 
 
 @click.command()
@@ -41,6 +42,7 @@ def report(
     except RunError as exc:
         usage(err, plain(str(exc)))
     try:
-        write_outputs(result, out, report, junit, markdown_path, html_path, step_summary=False)
+        made = result_report(result, trials=lists_trials(report, junit, html_path))
+        write_outputs(made, out, report, junit, markdown_path, html_path, step_summary=False)
     except OSError as exc:
         usage(err, plain(f"cannot write {exc.filename or 'the output'}: {exc.strerror or exc}"))

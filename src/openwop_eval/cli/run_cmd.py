@@ -27,6 +27,7 @@ from ..runner import Recording, merge_recordings
 from ..runner.api import resume_async, run_suite_async
 from ..runner.events import read_jsonl
 from ..runner.ray_executor import RayExecutor
+from ..runner.report_model import result_report
 from ..runner.result import RunResult
 from ..runner.run import RunOptions, TrialExecutor
 from ..runner.tools import LiveTool, load_live_tools
@@ -39,6 +40,7 @@ from .shell import (
     closing_judge,
     consoles,
     judge_options,
+    lists_trials,
     open_output,
     open_store,
     output_options,
@@ -177,7 +179,7 @@ def run(
         timeout_s=timeout_s,
         live_shadow=live_shadow,
         shard=shard,
-        keep_trials=bool(report or junit or html_path),  # their trials: graded once, as run
+        keep_trials=lists_trials(report, junit, html_path),  # their trials: graded once
     )
     store = open_store(err, store_url)
     endpoint = _AgentEndpoint(agent_base_url, agent_api_key, tool_catalog, prices)
@@ -218,9 +220,10 @@ def run(
         }
         coro = _start(wiring, resume_id, options, recording, common, modal)
         result = run_to_end(err, progress, closing_judge(coro, wiring.judge))
-    write_outputs(result, out, report, junit, markdown_path, html_path)
-    print_run_table(out_console, result.outline, result.run_id)
-    print_modes(out_console, result.summary)
+    made = result_report(result, trials=options.keep_trials)
+    write_outputs(made, out, report, junit, markdown_path, html_path)
+    print_run_table(out_console, made)
+    print_modes(out_console, made)
     if result.budget_exhausted:
         err.print("[yellow]maxCostUsd was exceeded: trials after that point did not run[/yellow]")
     if shard is not None:  # its summary counts the other shards' trials as not run
