@@ -5,7 +5,7 @@ report (``run --report``, which names its run) or an event log (``run --events``
 The one reader wherever a run is named by a file instead of a store's run id: a regression
 run's ``--baseline`` and either side of ``compare``. The file is untrusted: bounded, strict
 UTF-8 JSON, and every defect a :class:`SummaryFileError` naming the file, the line and the
-JSON path.
+JSON path — a report of a newer ``reportVersion`` than this version reads among them.
 """
 
 from __future__ import annotations

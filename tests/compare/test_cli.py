@@ -185,8 +185,8 @@ BAD_FILES = {
     ),
     "unversioned.json": (
         json.dumps({"reportVersion": "1", "summary": verdicts(P)}),
-        "unversioned.json:1 $.reportVersion: reportVersion must be a version number (an"
-        " integer ≥ 1); got a string",
+        "unversioned.json:1 $.reportVersion: reportVersion must be a version number, an"
+        " integer from 1 to 1",
     ),
     "broken.jsonl": ('{"type": "run.started"}\n{oops\n', "broken.jsonl:2: not a JSON event"),
     "hollow.jsonl": (

@@ -19,24 +19,9 @@ def version_problem(member: str, found: object, newest: int) -> str | None:
     """Why a document whose ``member`` holds ``found`` cannot be read by a reader of
     versions up to ``newest``: not a version at all, or a newer one; None when it can be.
     The message names the member and both versions, never more of the value than that."""
-    if isinstance(found, bool) or not isinstance(found, int):
-        return f"{member} must be a version number (an integer ≥ 1); got {_kind(found)}"
-    if found < 1:
-        return f"{member} must be a version number (an integer ≥ 1); got {_kind(found)}"
+    if isinstance(found, bool) or not isinstance(found, int) or found < 1:
+        return f"{member} must be a version number, an integer from 1 to {newest}"
     if found > newest:
         shown = str(found) if found.bit_length() <= 64 else "a very large number"
         return f"{member} {shown} is newer than {newest}, the newest this version reads"
     return None
-
-
-def _kind(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return f"the number {value}" if value.bit_length() <= 64 else "a very large number"
-    if isinstance(value, float):
-        return f"the number {value!r}"[:40]
-    names = {str: "a string", list: "an array", dict: "an object"}
-    return next((name for kind, name in names.items() if isinstance(value, kind)), "a value")
