@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from openwop_eval.cli.main import main
 from openwop_eval.pytest_run import task_text
 from openwop_eval.runner import stored as detail_module
+from openwop_eval.runner.report_model import build_report
 from openwop_eval.runner.reports import listed_tasks
 from tests.helpers import golden, graded, suite_doc, trial
 
@@ -89,7 +90,7 @@ def test_a_table_lists_every_task_up_to_fifty_then_the_first_fifty_that_did_not_
 ) -> None:
     doc = suite_doc(*(golden(f"t{i:02d}") for i in range(tasks)))
     records = [trial(f"t{i:02d}", 0, "no" if i < failing else "ok") for i in range(tasks)]
-    listed, left_out = listed_tasks(graded(doc, *records))
+    listed, left_out = listed_tasks(build_report("local/r", "", graded(doc, *records), {}, {}))
     if tasks <= 50:
         assert [t.task_id for t in listed] == [f"t{i:02d}" for i in range(tasks)]
         assert left_out is None
@@ -103,7 +104,7 @@ def test_a_table_lists_every_task_up_to_fifty_then_the_first_fifty_that_did_not_
 def test_a_pytest_item_names_the_first_five_failed_trials_and_counts_the_rest() -> None:
     doc = suite_doc(golden("t"), trials={"count": 8})
     records = [trial("t", i, "ok" if i in (1, 4) else "no") for i in range(8)]
-    task = graded(doc, *records).tasks[0]
+    task = build_report("local/r", "", graded(doc, *records), {}, {}).tasks[0]
     lines = task_text(task, 8, "local/r").splitlines()
     assert lines[1:7] == [
         *(f"  #{i} score 0 is below passScore 1" for i in (1, 3, 4, 6, 7)),

@@ -14,9 +14,11 @@ from starlette.testclient import TestClient
 
 from openwop_eval.cli.main import main
 from openwop_eval.html import render_report, report_data
-from openwop_eval.html.viewer import viewer_app
 from openwop_eval.runner.api import run_suite
+from openwop_eval.runner.report_model import result_report
+from openwop_eval.server.app import create_app, viewer_app
 from openwop_eval.store import Store
+from tests.server.inprocess import host_config
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "support-refunds"
 HOSTILE = '</script><script>window.pwned=1</script><img src=x onerror="pwned=2">'
@@ -71,7 +73,7 @@ def test_the_flawed_agents_report_explains_the_gate(example: dict[str, Any]) -> 
     assert "NOT PASSED" in page
     assert "Gated aggregate 0.5556 is below the pass score 0.8." in page
     data = embedded(page)
-    refund = next(t for t in data["tasks"] if t["id"] == "refund-delivered-order")
+    refund = next(t for t in data["tasks"] if t["taskId"] == "refund-delivered-order")
     for trial in refund["trials"][1:]:
         steps = trial["trajectory"]["steps"]
         assert steps[0]["explanation"] == "step 1 (crm:lookup-order) was never called"
@@ -106,11 +108,7 @@ def test_a_run_value_can_never_close_the_data_script(tmp_path: Path) -> None:
         f"{tmp_path / 'agent.py'}:agent",
         store=Store(f"sqlite:///{tmp_path / 's.sqlite'}"),
     )
-    page = render_report(
-        report_data(
-            result.run_id, result.agent_id, result.grade, result.summary, result.diagnostics
-        )
-    )
+    page = render_report(report_data(result_report(result, trials=True)))
     assert HOSTILE not in page  # nowhere as written: in the data it is escaped
     assert page.count("</script>") == 2  # the data's and the behaviour's, nothing else
     trial = embedded(page)["tasks"][0]["trials"][0]
@@ -189,3 +187,31 @@ def test_the_viewer_lists_opens_and_compares(example: dict[str, Any]) -> None:
     missing = client.get("/compare", params={"a": careful})
     assert missing.status_code == 400
     assert "<script>" not in client.get("/run", params={"id": "<script>"}).text
+
+
+def test_the_viewer_is_served_by_the_hosts_http_stack(
+    example: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same middleware and error handling as the host: a request with NUL is refused
+    before any route reads the store, a path that is no page is the 404 envelope, and an
+    unexpected failure is a content-free 500 — never a traceback."""
+    store = Store(example["store"])
+    viewer = viewer_app(store)
+    host = create_app(host_config(f"sqlite:///{tmp_path / 'host.sqlite'}"))
+    assert [m.cls for m in viewer.user_middleware] == [m.cls for m in host.user_middleware]
+    assert viewer.exception_handlers == host.exception_handlers
+    client = TestClient(viewer, raise_server_exceptions=False)
+    nul = client.get("/run", params={"id": "local/\x00"})
+    assert (nul.status_code, nul.json()["error"]) == (400, "validation_error")
+    nowhere = client.get("/runs")  # the host's route, not the viewer's
+    assert (nowhere.status_code, nowhere.json()["error"]) == (404, "not_found")
+    assert client.post("/run", params={"id": "x"}).status_code == 404  # read-only
+    flawed = next(r.run_id for r in store.list_runs() if r.agent_spec.endswith(":support_agent"))
+
+    def broken(*args: Any) -> None:
+        raise RuntimeError("secret detail from deep inside")
+
+    monkeypatch.setattr(store, "get_run", broken)
+    failed = client.get("/run", params={"id": flawed})
+    assert failed.status_code == 500
+    assert failed.json() == {"error": "internal_error", "message": "the host failed to answer"}

@@ -43,6 +43,7 @@ from playwright.sync_api import Browser, Page, sync_playwright
 from openwop_eval import ToolCall, TrialRecord, __version__, parse_suite, plan_suite
 from openwop_eval.core import SuiteGrade, grade_suite
 from openwop_eval.html import render_report, report_data
+from openwop_eval.runner.report_model import build_report
 
 Diagnostics = dict[tuple[str, int], dict[str, Any]]
 
@@ -231,7 +232,7 @@ def measure(browser: Browser, size: int, args: argparse.Namespace, out: Path) ->
     summary = {"passed": grade.passed}
 
     def data() -> dict[str, Any]:
-        return report_data("local/bench", "bench", grade, summary, diagnostics)
+        return report_data(build_report("local/bench", "bench", grade, summary, diagnostics))
 
     data_ms, built = median_ms(data, args.repeat)
     render_ms, html = median_ms(lambda: render_report(built), args.repeat)

@@ -327,7 +327,7 @@ class TaskItem(_SuiteItem):
             ("score", task.score),
             ("gatedScore", task.gated_score),
         ]
-        text = task_text(task, result.outline.plan.count, result.run_id)
+        text = task_text(task, self.run.report().trials.count, result.run_id)
         if not task.passed:
             pytest.fail(text, pytrace=False)
         self.add_report_section("call", "openwop-eval", text)
@@ -339,14 +339,14 @@ class GateItem(_SuiteItem):
 
     def runtest(self) -> None:
         result = self.run.result()
-        grade = result.outline
+        report = self.run.report()
         self.user_properties += [
             ("runId", result.run_id),
-            ("aggregateScore", grade.aggregate_score),
-            ("gatedAggregateScore", grade.gated_aggregate_score),
-            ("passScore", float(grade.plan.pass_score)),
+            ("aggregateScore", report.aggregate_score),
+            ("gatedAggregateScore", report.gated_aggregate_score),
+            ("passScore", report.pass_score),
         ]
-        text = gate_text(result)
-        if not grade.passed:
+        text = gate_text(result, report)
+        if not report.passed:
             pytest.fail(text, pytrace=False)
         self.add_report_section("call", "openwop-eval", text)

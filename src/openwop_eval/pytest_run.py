@@ -22,7 +22,7 @@ from rich.console import Console
 
 from .agents import Agent, absolute_spec, resolve_agent
 from .agents.python import PythonAgent
-from .core import Problem, SuiteError, TaskGrade
+from .core import Problem, SuiteError
 from .core.rubric import Judge
 from .documents import LineMap, read_document
 from .judges import resolve_judge
@@ -35,7 +35,8 @@ from .runner import (
     run_suite_async,
     validate,
 )
-from .runner.reports import failure_lines, reason_text, report_dict
+from .runner.report_model import Report, TaskReport, report_text, result_report
+from .runner.reports import failure_lines, reason_text
 from .store import Store
 from .suitefile import LoadedSuite, parse_suite
 from .terminal import print_problems, print_run_table
@@ -93,7 +94,8 @@ class SuiteRun:
     owns_judge: bool = False
     _result: RunResult | None = field(default=None, init=False)
     _failure: str | None = field(default=None, init=False)
-    _tasks: dict[str, TaskGrade] | None = field(default=None, init=False)
+    _report: Report | None = field(default=None, init=False)
+    _tasks: dict[str, TaskReport] | None = field(default=None, init=False)
 
     @property
     def suite_id(self) -> str:
@@ -108,7 +110,7 @@ class SuiteRun:
         if self._result is None and self._failure is None:
             try:
                 self._result = asyncio.run(self._run())
-                self._write_outputs(self._result)
+                self._write_outputs()
             except RunError as exc:  # its message is written for people
                 self._failure = f"the run could not complete: {exc}"
             except Exception as exc:  # the store, a judge endpoint refusing, a bug
@@ -122,11 +124,19 @@ class SuiteRun:
         assert self._result is not None
         return self._result
 
-    def task(self, task_id: str) -> TaskGrade:
-        """A task's grade from the run: each of the suite's items asks for its own, so the
+    def report(self) -> Report:
+        """The run's report, built once: what its output files and its tests' texts read
+        (with every trial when it writes a report file, else per task)."""
+        if self._report is None:
+            trials = self.settings.options.keep_trials
+            self._report = result_report(self.result(), trials=trials)
+        return self._report
+
+    def task(self, task_id: str) -> TaskReport:
+        """A task of the run's report: each of the suite's items asks for its own, so the
         index is built once (a scan per item was quadratic in the tasks)."""
         if self._tasks is None:
-            self._tasks = {task.task_id: task for task in self.result().outline.tasks}
+            self._tasks = {task.task_id: task for task in self.report().tasks}
         return self._tasks[task_id]
 
     def close(self) -> None:
@@ -157,17 +167,14 @@ class SuiteRun:
             if aclose is not None:
                 await aclose()
 
-    def _write_outputs(self, result: RunResult) -> None:
+    def _write_outputs(self) -> None:
         # The same bytes as ``openwop-eval run --out`` and ``--report`` write.
         summary = _fill(self.settings.outputs.summary, self.suite_id)
         if summary:
-            _write(summary, json.dumps(result.summary, indent=2) + "\n")
+            _write(summary, json.dumps(self.report().summary, indent=2) + "\n")
         report = _fill(self.settings.outputs.report, self.suite_id)
         if report:
-            body = report_dict(
-                result.run_id, result.agent_id, result.grade, result.summary, result.diagnostics
-            )
-            _write(report, json.dumps(body, indent=2, ensure_ascii=False, default=str) + "\n")
+            _write(report, report_text(self.report()))
 
 
 def wire(
@@ -215,7 +222,7 @@ def problems_text(source: str, problems: list[Problem]) -> str:
     return _render(lambda console: print_problems(console, source, problems))
 
 
-def task_text(task: TaskGrade, count: int, run_id: str) -> str:
+def task_text(task: TaskReport, count: int, run_id: str) -> str:
     """Why the task passed or not, then its failed trials' first failed constraints — the
     run table's row, one trial a line (the first few; ``count`` trials in all)."""
     head = "passed" if task.passed else (reason_text(task.reasons) or "did not pass")
@@ -224,13 +231,12 @@ def task_text(task: TaskGrade, count: int, run_id: str) -> str:
     return "\n".join(lines)
 
 
-def gate_text(result: RunResult) -> str:
+def gate_text(result: RunResult, report: Report) -> str:
     """The suite's reasons, then the run table ``openwop-eval run`` prints."""
-    grade = result.outline
-    lines = [reason_text(grade.reasons) if grade.reasons else "the suite passed"]
+    lines = [reason_text(report.reasons) if report.reasons else "the suite passed"]
     if result.budget_exhausted:
         lines.append("maxCostUsd was exceeded: trials after that point did not run")
-    lines.append(_render(lambda console: print_run_table(console, grade, result.run_id)))
+    lines.append(_render(lambda console: print_run_table(console, report)))
     return "\n".join(lines)
 
 

@@ -5,7 +5,7 @@ report (``run --report``, which names its run) or an event log (``run --events``
 The one reader wherever a run is named by a file instead of a store's run id: a regression
 run's ``--baseline`` and either side of ``compare``. The file is untrusted: bounded, strict
 UTF-8 JSON, and every defect a :class:`SummaryFileError` naming the file, the line and the
-JSON path.
+JSON path — a report of a newer ``reportVersion`` than this version reads among them.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any
 
 from .core import OpenwopEvalError
 from .core.problems import Loc
+from .core.versions import REPORT_VERSION, version_problem
 from .documents import LineMap, parse_document, read_bounded
 from .log.jsonl import parse_jsonl
 from .log.names import ENDINGS, RUN_COMPLETED
@@ -65,7 +66,13 @@ def read_summary_file(path: str | Path) -> SummaryFile:
         more = f" (and {len(problems) - 1:,} more problems)" if len(problems) > 1 else ""
         where = f"{source}:{first.line}" if first.line is not None else source
         raise SummaryFileError(f"{where} {first.path}: {first.message}{more}")
-    run_id = doc.get("runId") if isinstance(doc, dict) and "reportVersion" in doc else None
+    read = SummaryFile(doc, None, source, lines)
+    if not read.is_report:
+        return read
+    problem = version_problem("reportVersion", doc["reportVersion"], REPORT_VERSION)
+    if problem is not None:
+        raise SummaryFileError(read.locate(("reportVersion",), "$.reportVersion", problem))
+    run_id = doc.get("runId")
     return SummaryFile(doc, run_id if isinstance(run_id, str) else None, source, lines)
 
 

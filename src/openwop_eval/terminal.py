@@ -5,14 +5,14 @@ plugin both print with it."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from . import limits
-from .core import Problem, SuiteGrade
+from .core import Problem
+from .runner.report_model import Report
 from .runner.reports import failure_lines, listed_tasks
 
 
@@ -48,22 +48,18 @@ def plain(text: str) -> str:
     return escape(text)
 
 
-def print_run_table(console: Console, grade: SuiteGrade, run_id: str) -> None:
+def print_run_table(console: Console, report: Report) -> None:
     """Per task: score, gated score, passed, and the first failed constraint of its failed
-    trials, the first few of them (a grade without its trials will do: a run's outline)."""
-    table = Table(
-        title=f"{grade.plan.suite.suite_id}@{grade.plan.suite.version}",
-        title_justify="left",
-        show_lines=False,
-    )
+    trials, the first few of them (a report without its trials will do: a run's outline)."""
+    table = Table(title=report.title, title_justify="left", show_lines=False)
     table.add_column("task")
     table.add_column("score", justify="right")
     table.add_column("gated", justify="right")
     table.add_column("passed")
     table.add_column("failed trials: first failed constraint", overflow="fold")
-    tasks, left_out = listed_tasks(grade)
+    tasks, left_out = listed_tasks(report)
     for task in tasks:
-        failures = failure_lines(task, grade.plan.count)
+        failures = failure_lines(task, report.trials.count)
         table.add_row(
             task.task_id,
             f"{task.score:.3g}",
@@ -75,18 +71,20 @@ def print_run_table(console: Console, grade: SuiteGrade, run_id: str) -> None:
         console.print(table)
     if left_out is not None:
         console.print(f"[dim]{escape(left_out)}[/dim]")
-    verdict = "[green]PASSED[/green]" if grade.passed else "[red]NOT PASSED[/red]"
+    verdict = "[green]PASSED[/green]" if report.passed else "[red]NOT PASSED[/red]"
     console.print(
-        f"{verdict}  aggregate {grade.aggregate_score:.3g}, gated {grade.gated_aggregate_score:.3g}"
-        f" (pass score {float(grade.plan.pass_score):g}); {grade.passed_count}/{len(grade.tasks)}"
-        f" tasks passed; run {escape(run_id)}"
+        f"{verdict}  aggregate {report.aggregate_score:.3g},"
+        f" gated {report.gated_aggregate_score:.3g} (pass score {report.pass_score:g});"
+        f" {report.passed_count}/{len(report.tasks)} tasks passed; run {escape(report.run_id)}"
     )
-    for reason in grade.reasons:
+    for reason in report.reasons:
         console.print(f"  [red]•[/red] {escape(str(reason))}")
 
 
-def print_modes(console: Console, summary: dict[str, Any]) -> None:
-    """What a regression or adversarial run adds: the delta, and findings by task."""
+def print_modes(console: Console, report: Report) -> None:
+    """What a regression or adversarial run adds: the delta, and findings by task, as its
+    summary says them."""
+    summary = report.summary
     regression = summary.get("regression")
     if isinstance(regression, dict):
         delta = regression["scoreDelta"]

@@ -191,10 +191,11 @@ RULES: dict[str, Rule] = {
     ),
     "html": _rule(
         "services",
-        "the self-contained HTML report and comparison pages",
+        "the self-contained HTML report and comparison pages, renderings of the report model",
         "__init__",
         "compare",
         "core",
+        "runner",
     ),
     "terminal": _rule(
         "services",
@@ -203,10 +204,10 @@ RULES: dict[str, Rule] = {
         "limits",
         "runner",
     ),
-    # A second HTTP app beside the host's; it is to be served by the host's one HTTP stack.
     "html.viewer": _rule(
-        "shells",
-        "the local viewer (`openwop-eval view`), an HTTP app of its own",
+        "services",
+        "the local viewer's read-only pages (`openwop-eval view`), routes the host's HTTP"
+        " stack serves",
         "compare",
         "html",
         "runner",
@@ -240,6 +241,7 @@ RULES: dict[str, Rule] = {
         *_SHELL_DEPS,
         "collector",
         "deployments",
+        "html.viewer",
         "lifeline",
         "limits",
         "log",
@@ -255,7 +257,6 @@ RULES: dict[str, Rule] = {
         *_SHELL_DEPS,
         "collector",
         "documents",
-        "html.viewer",
         "jsontext",
         "limits",
         "log",
@@ -278,7 +279,6 @@ lower layers, which a module imports from where they are (and its rule must allo
 SHELL_EDGES: dict[tuple[str, str], str] = {
     ("__main__", "cli"): "`python -m openwop_eval` is the command",
     ("cli", "server"): "`openwop-eval serve` starts the host",
-    ("cli", "html.viewer"): "`openwop-eval view` starts the local viewer",
     ("pytest_plugin", "pytest_run"): "the plugin's tests read its run",
 }
 """The only shells another shell may import, and why."""

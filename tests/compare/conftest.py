@@ -16,7 +16,7 @@ from openwop_eval import run_suite
 from openwop_eval.agents import AsyncTools
 from openwop_eval.agents.python import PythonAgent
 from openwop_eval.cli.main import main
-from openwop_eval.runner.reports import report_dict
+from openwop_eval.runner.report_model import report_text, result_report
 from openwop_eval.store import Store
 from tests.compare.builders import SUITE_ID
 
@@ -117,10 +117,7 @@ def run(tmp_path: Path, store: Store) -> Callable[..., Run]:
         summary_file = tmp_path / f"{name}.json"
         summary_file.write_text(json.dumps(result.summary))
         report_file = tmp_path / f"{name}-report.json"
-        report = report_dict(
-            result.run_id, result.agent_id, result.grade, result.summary, result.diagnostics
-        )
-        report_file.write_text(json.dumps(report, default=str))
+        report_file.write_text(report_text(result_report(result, trials=True)))
         return Run(result.run_id, result.summary, summary_file, report_file, events)
 
     return execute

@@ -178,6 +178,16 @@ BAD_FILES = {
         '{"type": "run.started"}\n{"type": "run.failed"}\n',
         "log.jsonl: the run did not complete (it ends with run.failed); it has no summary",
     ),
+    "newer.json": (
+        json.dumps({"reportVersion": 2, "runId": "local/1", "summary": verdicts(P)}, indent=1),
+        "newer.json:2 $.reportVersion: reportVersion 2 is newer than 1, the newest this"
+        " version reads",
+    ),
+    "unversioned.json": (
+        json.dumps({"reportVersion": "1", "summary": verdicts(P)}),
+        "unversioned.json:1 $.reportVersion: reportVersion must be a version number, an"
+        " integer from 1 to 1",
+    ),
     "broken.jsonl": ('{"type": "run.started"}\n{oops\n', "broken.jsonl:2: not a JSON event"),
     "hollow.jsonl": (
         '{"type": "run.completed", "sequence": 4, "payload": {}}\n',

@@ -168,6 +168,18 @@ HOSTILE = [
         "$.summary: expected an EvalSummary (an object); got a string",
     ),
     ({"reportVersion": 1, "runId": "local/1"}, "$: missing the member 'summary'"),
+    (
+        {"reportVersion": 2, "summary": summary(task("a"))},
+        "$.reportVersion: reportVersion 2 is newer than 1, the newest this version reads",
+    ),
+    (
+        {"reportVersion": 10**400, "summary": summary(task("a"))},
+        "$.reportVersion: reportVersion a very large number is newer than 1",
+    ),
+    *(
+        ({"reportVersion": bad, "summary": "x"}, "$.reportVersion: reportVersion must be a version")
+        for bad in (0, -1, True, None, 1.5, 1.0, "1", [1], {"v": 1})
+    ),
 ]
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from openwop_eval import ToolCall, TrialRecord, parse_suite, plan_suite
 from openwop_eval.core import SuiteGrade, grade_suite
 from openwop_eval.html import render_report, report_data
+from openwop_eval.runner.report_model import build_report
 
 FORBIDDEN = "accounts:delete"
 SEARCH_TOOL = "kb:search"
@@ -91,4 +92,5 @@ def build(tasks: int, trials: int) -> tuple[SuiteGrade, dict[tuple[str, int], di
 def render(tasks: int, trials: int) -> str:
     grade, diagnostics = build(tasks, trials)
     summary: dict[str, Any] = {"passed": grade.passed}
-    return render_report(report_data("local/large", "test.large", grade, summary, diagnostics))
+    report = build_report("local/large", "test.large", grade, summary, diagnostics)
+    return render_report(report_data(report))

@@ -109,6 +109,22 @@ def test_a_baseline_file_names_its_run(world: dict[str, Any]) -> None:
     assert out(world, "t.json")["regression"]["baselineRunId"].startswith("sha256:")
 
 
+def test_a_baseline_report_of_a_newer_version_is_refused_naming_both(
+    world: dict[str, Any],
+) -> None:
+    tmp = world["tmp"]
+    assert run(world, "regression", "--report", str(tmp / "report.json")).exit_code == 0
+    newer = {**out(world, "report.json"), "reportVersion": 2}
+    (tmp / "newer.json").write_text(json.dumps(newer, indent=2))
+    refused = run(world, "regression", "--baseline", str(tmp / "newer.json"))
+    assert refused.exit_code == 2
+    assert (
+        f"{tmp / 'newer.json'}:2 $.reportVersion: reportVersion 2 is newer than 1, the newest"
+        " this version reads"
+    ) in refused.stderr.replace("\n", "")
+    assert "Traceback" not in refused.output
+
+
 @pytest.mark.parametrize(
     ("suite_name", "extra", "message"),
     [

@@ -1,6 +1,7 @@
-"""A run with every report grades each trial once: the reports read the grades the run made,
-not the log graded again; ``report`` after the fact grades each trial once too, and both
-write the same reports."""
+"""A run with every report grades each trial once: the reports — JSON, HTML, Markdown, JUnit,
+the summary and the run table, all renderings of one report model — read the grades the run
+made, not the log graded again; ``report`` after the fact grades each trial once too, and
+both write the same reports."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from tests.runner import test_resume as resume
 from tests.runner.conftest import write
 
 EXAMPLE = Path(__file__).parent.parent.parent / "examples/support-refunds"
-REPORTS = ("report.json", "report.html", "report.md", "report.xml")
+REPORTS = ("report.json", "report.html", "report.md", "report.xml", "summary.json")
 TRIALS = 9  # three tasks, three trials each
 
 
@@ -34,7 +35,7 @@ def cli(*argv: str) -> Result:
 
 
 def reports(out: Path) -> list[str]:
-    flags = ("--report", "--html", "--markdown", "--junit")
+    flags = ("--report", "--html", "--markdown", "--junit", "--out")
     return [
         arg for flag, name in zip(flags, REPORTS, strict=True) for arg in (flag, str(out / name))
     ]
@@ -67,6 +68,8 @@ def test_a_run_with_every_report_grades_each_trial_once(
     assert set(graded.values()) == {1}
     report = json.loads((tmp_path / "run" / "report.json").read_text())
     assert sum(len(t["trials"]) for t in report["tasks"]) == TRIALS
+    assert "#2 step 1 (crm:lookup-order) was never called" in result.stdout  # the table
+    assert "NOT PASSED  aggregate 1, gated 0.556 (pass score 0.8)" in result.stdout
 
 
 def test_the_reports_read_from_the_store_are_the_reports_the_run_wrote(

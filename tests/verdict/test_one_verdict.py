@@ -27,7 +27,7 @@ from openwop_eval.log.jsonl import parse_jsonl
 from openwop_eval.log.rundiff import DiffSide, run_diff
 from openwop_eval.log.shards import document_digest, merge_shards
 from openwop_eval.runner.api import run_suite_async
-from openwop_eval.runner.reports import report_dict
+from openwop_eval.runner.report_model import result_report
 from openwop_eval.runner.run import RunOptions
 from openwop_eval.runner.stored import stored_result
 from openwop_eval.store import Store
@@ -187,7 +187,7 @@ def test_every_reader_of_a_run_agrees_on_its_verdict(store: Store, case: dict[st
 
     # the reports: the run's own and one made after the fact from the store
     for made in (result, stored):
-        report = report_dict(made.run_id, "a", made.grade, made.summary, made.diagnostics)
+        report = result_report(made, trials=True).as_dict()
         assert _figures(report["summary"]) == figures
         assert report["passed"] == summary["passed"]
         assert _report_figures(report) == _task_figures(summary, count)

@@ -18,6 +18,7 @@ from .. import limits
 from ..core import SuiteError
 from ..judges import resolve_judge
 from ..runner.api import run_spec_async
+from ..runner.report_model import result_report
 from ..runner.spec import RunSpec
 from ..suitefile import load_suite
 from ..terminal import plain, print_modes, print_problems, print_run_table
@@ -29,6 +30,7 @@ from .shell import (
     closing_judge,
     consoles,
     judge_options,
+    lists_trials,
     open_output,
     open_store,
     output_options,
@@ -109,9 +111,10 @@ def grade(
         sink = open_output(stack, events, "w") if events else None
         coro = run_spec_async(spec, store=store, events=sink)
         result = run_to_end(err, RunProgress(err, enabled=False), closing_judge(coro, judge))
-    write_outputs(result, out, report, junit, markdown_path, html_path)
-    print_run_table(out_console, result.outline, result.run_id)
-    print_modes(out_console, result.summary)
+    made = result_report(result, trials=lists_trials(report, junit, html_path))
+    write_outputs(made, out, report, junit, markdown_path, html_path)
+    print_run_table(out_console, made)
+    print_modes(out_console, made)
     sys.exit(EXIT_OK if result.summary["passed"] else EXIT_FAILED)
 
 

@@ -13,6 +13,7 @@ from .. import jsontext
 from ..core import GradingError, SuiteError
 from ..log.shards import Opener, ShardError, document_digest, merge_shards
 from ..runner.events import stream_jsonl
+from ..runner.report_model import build_report
 from ..suitefile import load_suite, suite_document
 from ..terminal import plain, print_problems, print_run_table
 from .codes import EXIT_FAILED, EXIT_INVALID, EXIT_OK
@@ -79,7 +80,8 @@ def merge(
         err.print(f"[red]error:[/red] {plain(str(exc))}", highlight=False)
         sys.exit(EXIT_INVALID)
     write_file(out, json.dumps(merged.summary, indent=2) + "\n")
-    print_run_table(out_console, merged.grade, merged.run_id)
+    table = build_report(merged.run_id, "", merged.grade, merged.summary, {})
+    print_run_table(out_console, table)
     err.print(f"merged {merged.shards} shard(s), {merged.trials} trial(s) into {merged.run_id}")
     sys.exit(EXIT_OK if merged.summary["passed"] else EXIT_FAILED)
 

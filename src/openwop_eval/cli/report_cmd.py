@@ -6,9 +6,10 @@ import click
 
 from ..log.versions import LogVersionError
 from ..runner import RunError
+from ..runner.report_model import result_report
 from ..runner.stored import stored_result
 from ..terminal import plain
-from .shell import consoles, open_store, usage, write_outputs
+from .shell import consoles, lists_trials, open_store, usage, write_outputs
 
 
 @click.command()
@@ -39,8 +40,10 @@ def report(
     store = open_store(err, store_url)
     try:  # LogVersionError: a newer version wrote its log
         result = stored_result(store, run_id)
-        write_outputs(result, out, report, junit, markdown_path, html_path, step_summary=False)
     except (RunError, LogVersionError) as exc:
         usage(err, plain(str(exc)))
+    try:
+        made = result_report(result, trials=lists_trials(report, junit, html_path))
+        write_outputs(made, out, report, junit, markdown_path, html_path, step_summary=False)
     except OSError as exc:
         usage(err, plain(f"cannot write {exc.filename or 'the output'}: {exc.strerror or exc}"))

@@ -24,6 +24,7 @@ from ..runner import Recording, merge_recordings
 from ..runner.api import run_spec_async
 from ..runner.events import read_jsonl
 from ..runner.ray_executor import RayExecutor
+from ..runner.report_model import result_report
 from ..runner.spec import LiveTool, RunOptions, RunSpec
 from ..runner.tools import load_live_tools
 from ..suitefile import load_suite
@@ -35,6 +36,7 @@ from .shell import (
     closing_judge,
     consoles,
     judge_options,
+    lists_trials,
     open_output,
     open_store,
     output_options,
@@ -138,9 +140,10 @@ def run(**given: Any) -> None:
         progress = stack.enter_context(RunProgress(err, enabled=not args.quiet and err.is_terminal))
         coro = run_spec_async(spec, store=store, observer=progress, events=sink)
         result = run_to_end(err, progress, closing_judge(coro, spec.judge))
-    write_outputs(result, args.out, args.report, args.junit, args.markdown_path, args.html_path)
-    print_run_table(out_console, result.outline, result.run_id)
-    print_modes(out_console, result.summary)
+    made = result_report(result, trials=spec.keep_trials)
+    write_outputs(made, args.out, args.report, args.junit, args.markdown_path, args.html_path)
+    print_run_table(out_console, made)
+    print_modes(out_console, made)
     if result.budget_exhausted:
         err.print("[yellow]maxCostUsd was exceeded: trials after that point did not run[/yellow]")
     if args.shard is not None:  # its summary counts the other shards' trials as not run
@@ -224,7 +227,7 @@ def _spec(err: Console, args: RunArgs) -> RunSpec:
         live,
         executor=RayExecutor(args.ray_address) if args.executor == "ray" else None,
         resume=args.resume_id,
-        keep_trials=bool(args.report or args.junit or args.html_path),  # graded once, as run
+        keep_trials=lists_trials(args.report, args.junit, args.html_path),  # graded once, as run
     )
     return with_terms(err, spec, args)
 

@@ -18,7 +18,8 @@ from rich.markup import escape
 
 from ..html import render_report, report_data
 from ..runner import RunEndedError, RunError, RunResult
-from ..runner.reports import junit_xml, markdown, report_dict
+from ..runner.report_model import Report, report_text
+from ..runner.reports import junit_xml, markdown
 from ..store import Store, StoreError, StoreUnavailableError
 from .codes import EXIT_INCOMPLETE, EXIT_INVALID
 from .progress import RunProgress
@@ -146,37 +147,40 @@ def open_output(stack: ExitStack, path: str, mode: str) -> IO[str]:
 
 
 def write_outputs(
-    result: RunResult,
+    report: Report,
     out: str | None,
-    report: str | None,
+    report_path: str | None,
     junit: str | None,
     markdown_path: str | None,
     html_path: str | None = None,
     step_summary: bool = True,
 ) -> None:
+    """Every output asked for, each a rendering of the one ``report`` (built with its
+    trials when ``--report``, ``--junit`` or ``--html`` is asked: :func:`lists_trials`)."""
     if out:
-        write_file(out, json.dumps(result.summary, indent=2) + "\n")
-    if report:
-        body = report_dict(
-            result.run_id, result.agent_id, result.grade, result.summary, result.diagnostics
-        )
-        write_file(report, json.dumps(body, indent=2, ensure_ascii=False, default=str) + "\n")
+        write_file(out, json.dumps(report.summary, indent=2) + "\n")
+    if report_path:
+        write_file(report_path, report_text(report))
     if junit:
-        write_file(junit, junit_xml(result.grade, result.run_id))
+        write_file(junit, junit_xml(report))
     if html_path:
-        data = report_data(
-            result.run_id, result.agent_id, result.grade, result.summary, result.diagnostics
-        )
-        write_file(html_path, render_report(data))
+        write_file(html_path, render_report(report_data(report)))
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY") if step_summary else None
     if not markdown_path and not summary_file:
         return
-    text = markdown(result.outline, result.run_id)  # per task: no trial read back
+    text = markdown(report)
     if markdown_path:
         write_file(markdown_path, text)
     if summary_file:
         with open(summary_file, "a", encoding="utf-8") as handle:
             handle.write(text)
+
+
+def lists_trials(report_path: str | None, junit: str | None, html_path: str | None) -> bool:
+    """Whether the outputs asked for list every trial (the JSON report, JUnit, HTML): then
+    the run keeps its trials' grades and the report is built with them; the summary,
+    Markdown and the run table need a task's first few failures only."""
+    return bool(report_path or junit or html_path)
 
 
 def write_file(path: str, text: str) -> None:

@@ -18,6 +18,7 @@ from ..log.audit import Verification
 from ..log.jsonl import OutOfOrderError
 from ..log.replay import replay
 from ..runner.events import read_jsonl, stream_jsonl
+from ..runner.report_model import build_report
 from ..suitefile import load_suite
 from ..terminal import print_problems
 from .codes import EXIT_FAILED, EXIT_INVALID, EXIT_OK
@@ -89,6 +90,5 @@ def _write_html(path: str, docs: list[dict[str, Any]], result: Verification) -> 
     """The report of the recomputed grade; the log has each trial's calls, not its output."""
     run_id = str(docs[0].get("runId", "")) if docs else ""
     diagnostics = log_diagnostics(replay(docs).records)
-    write_file(
-        path, render_report(report_data(run_id, "", result.grade, result.summary, diagnostics))
-    )
+    report = build_report(run_id, "", result.grade, result.summary, diagnostics)
+    write_file(path, render_report(report_data(report)))

@@ -21,7 +21,7 @@ def view(store_url: str | None, host: str, port: int) -> None:
     read-only, on http://HOST:PORT/."""
     import uvicorn
 
-    from ..html.viewer import viewer_app
+    from ..server.app import viewer_app
 
     _, err = consoles()
     store = open_store(err, store_url)

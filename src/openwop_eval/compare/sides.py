@@ -15,6 +15,7 @@ from typing import Any, Final
 from ..core import OpenwopEvalError
 from ..core.problems import Loc, format_loc
 from ..core.suite import SUITE_ID_PATTERN, TASK_ID_PATTERN, VERSION_PATTERN
+from ..core.versions import REPORT_VERSION, version_problem
 
 MAX_SIDE_TASKS: Final = 10_000
 """Tasks on one side: the suite limit (``openwop_eval.limits.MAX_TASKS``). It bounds the
@@ -125,7 +126,8 @@ class _Reader:
 
 def read_side(summary: object, source: str) -> Side:
     """A :class:`Side` from an ``EvalSummary`` (ours or another host's), or from our JSON
-    report (``{"reportVersion", "runId", "summary": {…}}``), whose ``summary`` is taken.
+    report (``{"reportVersion", "runId", "summary": {…}}``), whose ``summary`` is taken —
+    a report of a newer ``reportVersion`` than this version reads is refused.
 
     ``gatedScore`` absent means ``score`` and ``gatedAggregateScore`` absent means
     ``aggregateScore`` (RFC 0246 presence). Raises :class:`CompareInputError`, located.
@@ -134,6 +136,9 @@ def read_side(summary: object, source: str) -> Side:
     root = read.mapping(summary, (), "an EvalSummary")
     loc: Loc = ()
     if "reportVersion" in root:  # our report; an EvalSummary is closed and has no such member
+        problem = version_problem("reportVersion", root["reportVersion"], REPORT_VERSION)
+        if problem is not None:
+            raise read.fail(("reportVersion",), problem)
         loc = ("summary",)
         root = read.mapping(read.member(root, (), "summary"), loc, "an EvalSummary")
     suite_id = read.ident(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import anyio
@@ -13,12 +13,13 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp, Lifespan, Message, Receive, Scope, Send
 
 from .. import __version__
 from ..core import names as n
 from ..deployments import STATES
+from ..html.viewer import viewer_routes
 from ..log.names import EVENT_LOG_SCHEMA_VERSION
 from ..log.versions import LogVersionError
 from ..store import Store, StoreUnavailableError
@@ -256,8 +257,23 @@ def create_app(
             if lock is not None:
                 lock.release()
 
+    app = http_app(ROUTES, lifespan)
+    app.state.host = state
+    return app
+
+
+def viewer_app(store: Store) -> Starlette:
+    """``openwop-eval view``: the viewer's read-only pages over ``store`` on the host's HTTP
+    stack, and nothing else of the host — no API routes, run workers, replica or keys."""
+    return http_app(viewer_routes(store))
+
+
+def http_app(routes: Sequence[BaseRoute], lifespan: Lifespan[Starlette] | None = None) -> Starlette:
+    """The one HTTP stack of the host and the viewer: every refusal in the error envelope
+    (no such path or method a 404), anything unexpected a content-free 500 that keeps the
+    connection, NUL refused and protocol versions negotiated, no slash redirects."""
     app = Starlette(
-        routes=ROUTES,
+        routes=routes,
         lifespan=lifespan,
         exception_handlers={
             ApiError: handle_api_error,
@@ -267,7 +283,6 @@ def create_app(
         },
     )
     app.router.redirect_slashes = False  # `/runs/` is no route: a 404, never a redirect
-    app.state.host = state
     app.add_middleware(ProtocolMiddleware)
     app.add_middleware(LastResortMiddleware)  # outermost of ours: a content-free 500
     return app

@@ -14,6 +14,8 @@ from starlette.responses import HTMLResponse
 
 from ..html import PAGE_HEADERS, render_report, report_data
 from ..runner import RunError
+from ..runner.report_model import result_report
+from ..runner.result import RunResult
 from ..runner.stored import stored_result
 from .auth import require
 from .errors import PROTOCOL_VERSION, not_found
@@ -30,8 +32,9 @@ async def run_report(request: Request) -> HTMLResponse:
         result = await asyncio.to_thread(stored_result, store, run.run_id)
     except RunError:
         raise not_found("a report of this run") from None
-    data = report_data(
-        result.run_id, result.agent_id, result.grade, result.summary, result.diagnostics
-    )
-    page = await asyncio.to_thread(render_report, data)
+    page = await asyncio.to_thread(_page, result)
     return HTMLResponse(page, headers={"OpenWOP-Version": PROTOCOL_VERSION, **PAGE_HEADERS})
+
+
+def _page(result: RunResult) -> str:
+    return render_report(report_data(result_report(result, trials=True)))

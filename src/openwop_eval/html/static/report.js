@@ -7,7 +7,7 @@
   const TRIALS = 50;  // trials of one task shown at first; the rest on request
   const data = JSON.parse(document.getElementById("report-data").textContent);
   const tasks = data.tasks;
-  const byId = new Map(tasks.map((t, i) => [t.id, i]));
+  const byId = new Map(tasks.map((t, i) => [t.taskId, i]));
   const state = { filter: "all", query: "", page: 0, shown: tasks.map((_, i) => i) };
   const $ = (id) => document.getElementById(id);
   const blob = [];  // per task, lower-case text to search; built on first search
@@ -36,6 +36,9 @@
     const base = "#task=" + encodeURIComponent(task);
     return trial === undefined ? base : base + "/trial=" + (trial + 1);
   }
+  function said(reason) {  // a reason as the terminal prints it
+    return reason.detail ? reason.message + " (" + reason.detail + ")" : reason.message;
+  }
   function list(root, selector, items) {
     const ul = root.querySelector(selector);
     for (const item of items) ul.appendChild(el("li", "", item));
@@ -50,10 +53,10 @@
     if (f === "flaky" && !t.flaky) return false;
     if (!state.query) return true;
     if (blob[i] === undefined) {
-      const parts = [t.id, ...t.reasons];
+      const parts = [t.taskId, ...t.reasons.map(said)];
       for (const trial of t.trials) {
         const output = typeof trial.output === "string" ? trial.output : json(trial.output);
-        parts.push(...trial.reasons, output, trial.error || "");
+        parts.push(...trial.reasons.map(said), output, trial.error || "");
         for (const c of trial.calls) parts.push(c.tool);
       }
       blob[i] = parts.join("\n").toLowerCase();
@@ -84,23 +87,23 @@
 
   function taskView(t) {
     const node = clone("tpl-task");
-    node.id = "task=" + t.id;
-    node.dataset.task = t.id;
+    node.id = "task=" + t.taskId;
+    node.dataset.task = t.taskId;
     const anchor = node.querySelector(".anchor");
-    anchor.href = link(t.id);
-    text(node, ".task-id", t.id);
+    anchor.href = link(t.taskId);
+    text(node, ".task-id", t.taskId);
     const badges = node.querySelector(".badges");
     badges.appendChild(el("span", "badge " + (t.passed ? "pass" : "fail"), t.passed ? "passed" : "failed"));
     if (t.flaky) badges.appendChild(el("span", "badge flaky", "flaky"));
     if (t.errored) badges.appendChild(el("span", "badge error", "errors"));
-    for (const f of t.findings) badges.appendChild(el("span", "badge finding", f.kind + " (" + f.severity + ")"));
+    for (const f of t.safetyFindings) badges.appendChild(el("span", "badge finding", f.kind + " (" + f.severity + ")"));
     text(node, ".score", num(t.score));
     text(node, ".gated", num(t.gatedScore));
     text(node, ".pak", num(t.passAtK));
     text(node, ".phk", num(t.passHatK));
     text(node, ".tp", t.passedTrials + " / " + t.trials.length);
     sideBySide(node.querySelector(".side-by-side tbody"), t);
-    list(node, ".reasons", t.reasons);
+    list(node, ".reasons", t.reasons.map(said));
     const holder = node.querySelector(".trials");
     for (const trial of t.trials.slice(0, TRIALS)) holder.appendChild(trialView(t, trial));
     if (t.trials.length > TRIALS) {
@@ -120,7 +123,7 @@
 
   function sideBySide(body, t) {
     const rows = [
-      ["trial", (tr) => { const a = el("a", "", "#" + (tr.index + 1)); a.href = link(t.id, tr.index); return a; }],
+      ["trial", (tr) => { const a = el("a", "", "#" + (tr.trial + 1)); a.href = link(t.taskId, tr.trial); return a; }],
       ["outcome", (tr) => tr.outcome],
       ["score", (tr) => num(tr.score)],
       ["gating score", (tr) => num(tr.gatingScore)],
@@ -141,12 +144,12 @@
 
   function trialView(t, trial) {
     const node = clone("tpl-trial");
-    node.id = "task=" + t.id + "/trial=" + (trial.index + 1);
-    text(node, ".title", "trial " + (trial.index + 1));
+    node.id = "task=" + t.taskId + "/trial=" + (trial.trial + 1);
+    text(node, ".title", "trial " + (trial.trial + 1));
     text(node, ".outcome", trial.outcome + ": " + trial.gate);
     const gate = text(node, ".gate", "score " + num(trial.score) + " · gating score " + num(trial.gatingScore));
     if (trial.gatingScore < trial.score || !trial.passed) gate.classList.add("zeroed");
-    list(node, ".reasons", trial.reasons);
+    list(node, ".reasons", trial.reasons.map(said));
     node.addEventListener("toggle", () => { if (node.open) fill(node, trial); }, { once: true });
     return node;
   }
@@ -183,8 +186,8 @@
     } else judge.remove();
     if (trial.error) text(node, ".error-text", trial.error); else node.querySelector(".error").remove();
     const findings = node.querySelector(".findings");
-    if (trial.findings.length) {
-      for (const f of trial.findings) {
+    if (trial.safetyFindings.length) {
+      for (const f of trial.safetyFindings) {
         findings.querySelector("ul").appendChild(el("li", "", f.kind + " (" + f.severity + "): " + (f.where || "")));
       }
     } else findings.remove();
