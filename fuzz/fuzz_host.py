@@ -35,9 +35,9 @@ from urllib.parse import quote
 import httpx
 from starlette.routing import Route
 
+from openwop_eval.protocol.ids import project
 from openwop_eval.server.app import ROUTES
 from openwop_eval.server.inputs import QUERY_PARAMETERS
-from openwop_eval.wire import project
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "support-refunds"

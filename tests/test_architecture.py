@@ -68,8 +68,12 @@ METHOD = "class Later:\n    def run(self):\n        {}\n"
     ("module", "code", "caught"),
     [
         # every form of a project import, each where its layer forbids it
-        ("openwop_eval.log.names", "from .. import runner", "openwop_eval.runner (runner)"),
-        ("openwop_eval.log.names", "from ..runner import api", "openwop_eval.runner.api (runner)"),
+        ("openwop_eval.log.event_names", "from .. import runner", "openwop_eval.runner (runner)"),
+        (
+            "openwop_eval.log.event_names",
+            "from ..runner import api",
+            "openwop_eval.runner.api (runner)",
+        ),
         ("openwop_eval.log", "from ..store.sql import x", "openwop_eval.store.sql (store)"),
         ("openwop_eval.core.names", "import openwop_eval.server", "openwop_eval.server (server)"),
         ("openwop_eval.core.names", "import openwop_eval", "openwop_eval (__init__)"),
@@ -107,28 +111,33 @@ METHOD = "class Later:\n    def run(self):\n        {}\n"
         ("openwop_eval.core.names", 'import_module(name="openwop_eval.cli")', "(cli)"),
         ("openwop_eval.log", 'import_module(".main", package="openwop_eval.cli")', "(cli)"),
         ("openwop_eval.log", 'import_module("..server", "openwop_eval.cli")', "server (server)"),
-        ("openwop_eval.pytest_run", "from .cli import main", "openwop_eval.cli.main (cli)"),
-        ("openwop_eval.pytest_run", "from . import cli", "openwop_eval.cli (cli)"),
-        ("openwop_eval.runner.run", "from .. import terminal", "(terminal)"),
+        ("openwop_eval.pytest_plugin.run", "from ..cli import main", "openwop_eval.cli.main (cli)"),
+        ("openwop_eval.pytest_plugin.run", "from .. import cli", "openwop_eval.cli (cli)"),
+        ("openwop_eval.runner.run", "from ..reports import terminal", "(reports)"),
         # the front door re-exports lower layers: inside the package only its version
-        ("openwop_eval.html.model", "from .. import run_suite", "takes run_suite from the"),
+        ("openwop_eval.reports.model", "from .. import run_suite", "takes run_suite from the"),
         ("openwop_eval.server.app", "import openwop_eval", "takes all of it from the"),
         ("openwop_eval.cli.main", 'import_module("openwop_eval")', "takes all of it from the"),
-        # a finer rule is a target of its own: the report pages may not import the viewer
-        ("openwop_eval.html", "from . import viewer", "openwop_eval.html.viewer (html.viewer)"),
-        ("openwop_eval.cli.main", "from ..html.viewer import x", "(html.viewer)"),
-        ("openwop_eval.log.names", "from .. import name", "openwop_eval (__init__)"),
-        ("openwop_eval.log.names", "import openwop_eval.nowhere", "which no rule covers"),
+        # a finer rule is a target of its own, and holds its modules to less than the package
+        (
+            "openwop_eval.runner.result",
+            "from . import spec",
+            "openwop_eval.runner.spec (runner.spec)",
+        ),
+        ("openwop_eval.runner.baseline", "from .api import x", "openwop_eval.runner.api (runner)"),
+        ("openwop_eval.reports.model", "from ..runner import api", "(runner)"),
+        ("openwop_eval.log.event_names", "from .. import name", "openwop_eval (__init__)"),
+        ("openwop_eval.log.event_names", "import openwop_eval.nowhere", "which no rule covers"),
         # purity: no I/O, clock, randomness or network, however imported or called
-        ("openwop_eval.log.names", "import time", "imports time, which log may not"),
-        ("openwop_eval.log.names", LAZY.format("import os.path"), "imports os.path"),
+        ("openwop_eval.log.event_names", "import time", "imports time, which log may not"),
+        ("openwop_eval.log.event_names", LAZY.format("import os.path"), "imports os.path"),
         ("openwop_eval.compare.output", "from datetime import datetime", "imports datetime"),
         ("openwop_eval.core.names", "import sqlalchemy", "imports sqlalchemy"),
         ("openwop_eval.core.names", "import importlib", "imports importlib"),
         ("openwop_eval.compare.stats", '__import__("socket")', "imports socket"),
-        ("openwop_eval.deployments", "import uuid", "imports uuid"),
+        ("openwop_eval.protocol.deployments", "import uuid", "imports uuid"),
         ("openwop_eval.core.names", LAZY.format('open("x")'), "calls open()"),
-        ("openwop_eval.log.names", LAZY.format("print(1)"), "calls print()"),
+        ("openwop_eval.log.event_names", LAZY.format("print(1)"), "calls print()"),
         ("openwop_eval.compare.stats", "x = random.random()", "uses random.random"),
         ("openwop_eval.compare.stats", "from random import shuffle", "uses random.shuffle"),
         ("openwop_eval.compare.stats", "draw = random", "uses random.*"),
@@ -137,7 +146,7 @@ METHOD = "class Later:\n    def run(self):\n        {}\n"
         # a package or root module with no rule
         ("openwop_eval.newcomer", "x = 1", "openwop_eval.newcomer: a package or root module"),
         ("openwop_eval.newpackage", "# package", "openwop_eval.newpackage: a package or root"),
-        ("openwop_eval.pytest_run", "from ..... import x", "cannot be read"),
+        ("openwop_eval.pytest_plugin.run", "from ..... import x", "cannot be read"),
     ],
 )
 def test_a_planted_import_is_caught(module: str, code: str, caught: str) -> None:
@@ -156,12 +165,17 @@ def test_a_rule_that_names_no_module_is_caught() -> None:
     ("key", "rule", "caught"),
     [
         ("core", Rule("core", "", frozenset({"runner"}), pure=True), "rule 'core' (core) allows"),
-        ("log", Rule("pure", "", frozenset({"clock"}), pure=True), "pure rule 'log' allows impure"),
+        (
+            "log",
+            Rule("pure", "", frozenset({"runtime"}), pure=True),
+            "pure rule 'log' allows impure",
+        ),
         ("runner", Rule("runner", "", frozenset({"nowhere"})), "has no rule"),
         ("server", Rule("shells", "", frozenset({"cli"})), "shell 'server' allows shell 'cli'"),
-        ("clock", Rule("leaves", "", frozenset({"jsontext", "wire"})), None),
-        ("wire", Rule("leaves", "", frozenset({"jsontext", "clock"})), None),
-        ("clock", Rule("upstairs", ""), "no layer 'upstairs'"),
+        ("runtime", Rule("leaves", "", frozenset({"base"})), None),
+        ("llm", Rule("leaves", "", frozenset({"base", "runtime"})), None),
+        ("runtime", Rule("leaves", "", frozenset({"protocol"})), "rule 'runtime' (leaves) allows"),
+        ("runtime", Rule("upstairs", ""), "no layer 'upstairs'"),
     ],
 )
 def test_a_broken_rule_is_caught(key: str, rule: Rule, caught: str | None) -> None:
@@ -176,8 +190,8 @@ def test_a_broken_rule_is_caught(key: str, rule: Rule, caught: str | None) -> No
 def test_a_cycle_in_the_rules_is_caught() -> None:
     rules = {
         **RULES,
-        "clock": Rule("leaves", "", frozenset({"wire"})),
-        "wire": Rule("leaves", "", frozenset({"clock"}), pure=True),
+        "runtime": Rule("leaves", "", frozenset({"llm"})),
+        "llm": Rule("leaves", "", frozenset({"runtime"})),
     }
     assert any("cycle" in line for line in rule_problems(rules))
 

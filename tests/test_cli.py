@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from openwop_eval.cli.main import COMMANDS, main
+from tests.files.test_suites import FIVE_MISTAKES_YAML
 from tests.fuzz.test_limits import BILLION_LAUGHS
 from tests.helpers import golden, suite_doc
-from tests.test_suitefile import FIVE_MISTAKES_YAML
 
 ROOT = Path(__file__).parent.parent
 EXAMPLE = ROOT / "examples/support-refunds/suite.yaml"

@@ -12,10 +12,10 @@ import pytest
 from click.testing import CliRunner
 
 from openwop_eval.cli.main import main
-from openwop_eval.pytest_run import task_text
+from openwop_eval.pytest_plugin.run import task_text
+from openwop_eval.reports.model import build_report
+from openwop_eval.reports.text import listed_tasks
 from openwop_eval.runner import stored as detail_module
-from openwop_eval.runner.report_model import build_report
-from openwop_eval.runner.reports import listed_tasks
 from tests.helpers import golden, graded, suite_doc, trial
 
 AGENT = """

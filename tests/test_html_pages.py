@@ -13,9 +13,9 @@ from click.testing import CliRunner
 from starlette.testclient import TestClient
 
 from openwop_eval.cli.main import main
-from openwop_eval.html import render_report, report_data
+from openwop_eval.reports.html import render_report, report_data
+from openwop_eval.reports.model import result_report
 from openwop_eval.runner.api import run_suite
-from openwop_eval.runner.report_model import result_report
 from openwop_eval.server.app import create_app, viewer_app
 from openwop_eval.store import Store
 from tests.server.inprocess import host_config

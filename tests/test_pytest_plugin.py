@@ -18,7 +18,12 @@ import pytest
 import sqlalchemy.dialects.postgresql  # noqa: F401
 from click.testing import CliRunner
 
-import openwop_eval.pytest_run  # noqa: F401
+import openwop_eval.agents.python
+import openwop_eval.judges
+import openwop_eval.reports.terminal
+import openwop_eval.reports.text
+import openwop_eval.runner
+import openwop_eval.store  # noqa: F401
 from openwop_eval.cli.main import main
 from tests.helpers import count_grading
 

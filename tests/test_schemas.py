@@ -11,7 +11,7 @@ import pytest
 
 from openwop_eval import parse_suite, schemas, summary_dict
 from openwop_eval.core import names
-from openwop_eval.schema_errors import ModelValidator, model_validator, schema_problems
+from openwop_eval.files.schema_errors import ModelValidator, model_validator, schema_problems
 from tests.helpers import calls, golden, graded, rubric, suite_doc, trial
 
 ROOT = Path(__file__).parent.parent

@@ -40,8 +40,8 @@ from bench.grading.paired import paired
 from bench.grading.peer_runs import ModeResult, PeerRun, run_peer, speed
 from bench.grading.tables import mib, ours_classes, ours_rules, peer_classes, peer_totals, table
 from bench.grading.verdicts import PASS_RULES, SuiteExpectation, TaskExpectation
-from openwop_eval import collector
 from openwop_eval.core import GradingPlan, SuiteGrade, grade_suite
+from openwop_eval.runtime import gc_tuning
 
 PEERS = ("agentevals", "google-adk")
 
@@ -353,9 +353,9 @@ def to_json(
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    # The collector as the command line sets it for every command (openwop_eval.collector);
+    # The collector as the command line sets it for every command (openwop_eval.runtime.gc_tuning);
     # the peers are measured in this same process, under the same setting.
-    collector.tune()
+    gc_tuning.tune()
     start = time.perf_counter()
     corpus = build_corpus(args.tasks, args.trials, args.seed, args.pass_score, args.k)
     built = time.perf_counter() - start

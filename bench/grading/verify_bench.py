@@ -32,8 +32,8 @@ import orjson
 
 from bench.runner.run_bench import InstantAgent, suite
 from openwop_eval import parse_suite
-from openwop_eval.log.names import EVAL_COMPLETED as EVAL_DONE
-from openwop_eval.log.names import EXT
+from openwop_eval.log.event_names import EVAL_COMPLETED as EVAL_DONE
+from openwop_eval.log.event_names import EXT
 from openwop_eval.runner.api import run_suite_async
 from openwop_eval.store import Store
 

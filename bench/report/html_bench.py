@@ -42,8 +42,8 @@ from playwright.sync_api import Browser, Page, sync_playwright
 
 from openwop_eval import ToolCall, TrialRecord, __version__, parse_suite, plan_suite
 from openwop_eval.core import SuiteGrade, grade_suite
-from openwop_eval.html import render_report, report_data
-from openwop_eval.runner.report_model import build_report
+from openwop_eval.reports.html import render_report, report_data
+from openwop_eval.reports.model import build_report
 
 Diagnostics = dict[tuple[str, int], dict[str, Any]]
 

@@ -39,11 +39,12 @@ from pathlib import Path
 from typing import Any
 
 from bench.common.pss import PssPeak
-from openwop_eval import collector, parse_suite
+from openwop_eval import parse_suite
 from openwop_eval.agents import AgentReply
-from openwop_eval.limits import MAX_TASKS
+from openwop_eval.base.limits import MAX_TASKS
 from openwop_eval.runner.api import run_suite_async
 from openwop_eval.runner.run import RunOptions
+from openwop_eval.runtime import gc_tuning
 from openwop_eval.store import Store
 
 TOOLS = ["crm:lookup-order", "crm:get-customer", "payments:refund"]
@@ -192,7 +193,7 @@ def main() -> int:
         parser.error("--sleep-ms must be above 0")
     global TASKS
     TASKS = args.tasks
-    collector.tune()  # as the command line does for every command (openwop_eval.collector)
+    gc_tuning.tune()  # as the command line does for every command (openwop_eval.runtime.gc_tuning)
 
     results: dict[str, Any] = {"python": sys.version.split()[0], "machine": platform.machine()}
     with tempfile.TemporaryDirectory() as tmp, PssPeak() if args.pss else nullcontext() as pss:

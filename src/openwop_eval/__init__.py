@@ -26,11 +26,11 @@ from .core import (
     plan_suite,
     summary_dict,
 )
+from .files.suites import LoadedSuite, load_suite, parse_suite
 from .log import Verification, verify_log
 from .runner.api import resume_async, run_suite, run_suite_async
 from .runner.result import RunResult
 from .runner.run import RunOptions
-from .suitefile import LoadedSuite, load_suite, parse_suite
 
 __version__ = "0.1.0.dev0"
 

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from openwop_eval.agents import OpenAIAgent
-from openwop_eval.chat import Backoff
+from openwop_eval.files.suites import parse_suite
+from openwop_eval.llm.chat import Backoff
 from openwop_eval.runner import RunOptions, run_suite_async
 from openwop_eval.runner.result import RunResult
 from openwop_eval.store import Store
-from openwop_eval.suitefile import parse_suite
 from tests.fakes.openai_server import FakeEndpoint, Sleeps, endpoint_fixture
 
 API_KEY = "sk-agent-0123456789abcdef"

@@ -22,8 +22,8 @@ from openwop_eval.agents import (
     absolute_spec,
     resolve_agent,
 )
-from openwop_eval.chat import ChatEndpoint
 from openwop_eval.core import JSON
+from openwop_eval.llm.chat import ChatEndpoint
 from tests.agents.conftest import API_KEY, make_agent
 from tests.fakes.openai_server import FakeEndpoint, Reply, completion, message_reply
 

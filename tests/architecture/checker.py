@@ -29,7 +29,7 @@ LAYER_NAMES = tuple(name for name, _ in LAYERS)
 
 
 def relative(module: str) -> str:
-    """``openwop_eval.log.names`` → ``log.names``; the package itself is ``__init__``."""
+    """``openwop_eval.log.event_names`` → ``log.names``; the package itself is ``__init__``."""
     return module.removeprefix(ROOT).removeprefix(".") or FRONT_DOOR
 
 

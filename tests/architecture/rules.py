@@ -3,7 +3,7 @@ import from the project. docs/architecture.md's layer table is generated from th
 (``python -m tests.architecture.table --write``), and a test keeps the two equal.
 
 A rule's key is a package or root module of ``openwop_eval`` (``__init__`` is the front
-door); a dotted key (``html.viewer``) is a finer rule for part of a package, and it is a
+door); a dotted key (``runner.spec``) is a finer rule for part of a package, and it is a
 target of its own: importing it needs its key, not its package's. Every package and root
 module must have a rule; the rules may only point to the same or a lower layer, and form no
 cycle. When modules move, move their rules with them.
@@ -44,8 +44,8 @@ def _rule(layer: str, what: str, *may_import: str, pure: bool = False) -> Rule:
     return Rule(layer, what, frozenset(may_import), pure)
 
 
-_SHELL_DEPS = ("__init__", "agents", "compare", "conformance", "core", "html", "judges")
-"""What both the command line and the host build on (each adds its own below)."""
+_SHELL_DEPS = ("__init__", "agents", "compare", "conformance", "core", "judges", "reports")
+"""What the command line and the host build on (each adds its own below)."""
 
 RULES: dict[str, Rule] = {
     "core": _rule(
@@ -54,18 +54,27 @@ RULES: dict[str, Rule] = {
         " aggregation, the summary; bounded work",
         pure=True,
     ),
-    "clock": _rule("leaves", "the one clock of records and events"),
-    "jsontext": _rule(
-        "leaves", "fast JSON text (orjson) where canonical form is not needed", pure=True
+    "base": _rule(
+        "leaves",
+        "fast JSON text (orjson) where canonical form is not needed; every documented limit"
+        " of untrusted input",
+        pure=True,
     ),
-    "limits": _rule("leaves", "every documented limit of untrusted input", pure=True),
-    "wire": _rule("leaves", "ids on the OpenWOP wire", pure=True),
-    "lifeline": _rule("leaves", "a child process that must not outlive its parent"),
-    "collector": _rule("leaves", "the cyclic garbage collector's settings for eval processes"),
-    "chat": _rule(
+    "runtime": _rule(
+        "leaves",
+        "the one clock of records and events, the garbage collector's settings, a child"
+        " process that must not outlive its parent",
+    ),
+    "llm": _rule(
         "leaves",
         "the HTTP and retry code of OpenAI-compatible endpoints, shared by the `openai:`"
         " agent and judge",
+    ),
+    "protocol": _rule(
+        "pure",
+        "OpenWOP protocol data: ids on the wire, the RFC 0082 deployment state machine as a table",
+        "core",
+        pure=True,
     ),
     "log": _rule(
         "pure",
@@ -73,9 +82,8 @@ RULES: dict[str, Rule] = {
         " a run's terms in `eval.started`, reading a log back, the one reader of a verdict"
         " (`read_verdict`) and the audit built on it, the run diff,"
         " shards and their merge",
+        "base",
         "core",
-        "jsontext",
-        "limits",
         pure=True,
     ),
     "compare": _rule(
@@ -85,55 +93,41 @@ RULES: dict[str, Rule] = {
         "core",
         pure=True,
     ),
-    "deployments": _rule(
-        "pure", "the RFC 0082 deployment state machine as a table", "core", pure=True
-    ),
-    "yamldoc": _rule("input", "YAML into plain JSON values", "core", "limits"),
-    "documents": _rule(
-        "input", "JSON and YAML documents with the line of every value", "core", "limits", "yamldoc"
-    ),
-    "schema_errors": _rule("input", "JSON Schema errors as problems a person can act on", "core"),
     "schemas": _rule("input", "the shipped JSON Schemas, generated from the models", "core"),
-    "suitefile": _rule(
+    "files": _rule(
         "input",
-        "suite files into validated suites",
+        "untrusted files: JSON and YAML documents with the line of every value, suite files"
+        " into validated suites, a finished run's summary from a summary, report or event-log"
+        " file, JSON Schema errors as problems a person can act on",
+        "base",
         "core",
-        "documents",
-        "limits",
-        "schema_errors",
-        "schemas",
-    ),
-    "summaryfile": _rule(
-        "input",
-        "a finished run's summary from a summary, report or event-log file",
-        "core",
-        "documents",
         "log",
+        "schemas",
     ),
     "agents": _rule(
         "parts",
         "the agent forms: Python, scripted, subprocess, OpenAI-compatible",
-        "chat",
         "core",
-        "documents",
+        "files",
+        "llm",
     ),
-    "judges": _rule("parts", "the rubric judges", "chat", "core", "documents"),
+    "judges": _rule("parts", "the rubric judges", "core", "files", "llm"),
     "traces": _rule(
         "parts",
         "recorded runs (OpenAI messages and Responses, OTLP, Inspect) as replayable traces",
         "agents",
+        "base",
         "core",
-        "documents",
-        "limits",
+        "files",
     ),
     "store": _rule(
         "store",
         "runs, events, trials, deployments and idempotency on SQLAlchemy Core, migrations,"
-        " run leases",
-        "clock",
+        " run leases, run-status transitions",
+        "base",
         "core",
-        "deployments",
-        "jsontext",
+        "protocol",
+        "runtime",
     ),
     "runner.result": _rule(
         "runner",
@@ -144,18 +138,18 @@ RULES: dict[str, Rule] = {
         "runner",
         "a stored run read back: its result and summary graded from its own log",
         "core",
+        "files",
         "log",
         "runner.result",
         "store",
-        "suitefile",
     ),
     "runner.baseline": _rule(
         "runner",
         "baselines of regression runs: the usable runs of a store, a summary of the suite",
         "core",
+        "protocol",
         "runner.stored",
         "store",
-        "wire",
     ),
     "runner.spec": _rule(
         "runner",
@@ -163,38 +157,36 @@ RULES: dict[str, Rule] = {
         " check, `validate`, returning located problems",
         "agents",
         "core",
+        "files",
         "log",
         "runner.baseline",
         "store",
-        "suitefile",
     ),
     "runner": _rule(
         "runner",
         "the run service: it starts a run's spec; trials, the tool boundary, the committer,"
         " the event writer",
         "agents",
-        "clock",
+        "base",
         "core",
-        "jsontext",
-        "lifeline",
-        "limits",
+        "files",
         "log",
+        "protocol",
         "runner.baseline",
         "runner.result",
         "runner.spec",
         "runner.stored",
+        "runtime",
         "store",
-        "suitefile",
-        "wire",
     ),
     "__init__": _rule(
         "front door",
         "the public API: load a suite, grade, run, verify",
         "core",
+        "files",
         "log",
         "runner",
         "runner.result",
-        "suitefile",
     ),
     # Shells and services read `__version__` from the front door.
     "conformance": _rule(
@@ -202,93 +194,59 @@ RULES: dict[str, Rule] = {
         "the RFC 0246 legs against any host by URL, and their evidence",
         "__init__",
         "core",
+        "files",
         "log",
+        "protocol",
         "schemas",
-        "suitefile",
-        "wire",
     ),
-    "html": _rule(
+    "reports": _rule(
         "services",
-        "the self-contained HTML report and comparison pages, renderings of the report model",
+        "one versioned report model and its renderings: JSON, Markdown, JUnit XML, the"
+        " self-contained HTML pages, the terminal's problems and run table",
         "__init__",
-        "compare",
+        "base",
         "core",
-        "runner",
-    ),
-    "terminal": _rule(
-        "services",
-        "what a terminal shows: problems, the run table, the modes",
-        "core",
-        "limits",
-        "runner",
-    ),
-    "html.viewer": _rule(
-        "services",
-        "the local viewer's read-only pages (`openwop-eval view`), routes the host's HTTP"
-        " stack serves",
-        "compare",
-        "html",
-        "runner",
-        "runner.stored",
-        "store",
-    ),
-    "pytest_run": _rule(
-        "shells",
-        "one suite's run for the pytest plugin",
-        "agents",
-        "core",
-        "documents",
-        "judges",
-        "runner",
-        "store",
-        "suitefile",
-        "terminal",
+        "runner.result",
     ),
     "pytest_plugin": _rule(
         "shells",
-        "suites as pytest tests",
+        "suites as pytest tests, each suite one run",
         "agents",
         "core",
+        "files",
         "judges",
-        "pytest_run",
+        "reports",
         "runner",
         "store",
     ),
     "server": _rule(
         "shells",
-        "the OpenWOP host: HTTP routes, replicas, run workers",
+        "the OpenWOP host and the local viewer on one HTTP stack: routes, replicas, run workers",
         *_SHELL_DEPS,
-        "collector",
-        "deployments",
-        "html.viewer",
-        "lifeline",
-        "limits",
+        "base",
+        "files",
         "log",
+        "protocol",
         "runner",
         "runner.result",
         "runner.spec",
         "runner.stored",
+        "runtime",
         "store",
-        "suitefile",
-        "wire",
     ),
     "cli": _rule(
         "shells",
         "the `openwop-eval` commands",
         *_SHELL_DEPS,
-        "collector",
-        "documents",
-        "jsontext",
-        "limits",
+        "base",
+        "files",
         "log",
         "runner",
         "runner.spec",
         "runner.stored",
+        "runtime",
         "server",
         "store",
-        "suitefile",
-        "summaryfile",
-        "terminal",
         "traces",
     ),
     "__main__": _rule("shells", "`python -m openwop_eval`", "cli"),
@@ -301,7 +259,6 @@ lower layers, which a module imports from where they are (and its rule must allo
 SHELL_EDGES: dict[tuple[str, str], str] = {
     ("__main__", "cli"): "`python -m openwop_eval` is the command",
     ("cli", "server"): "`openwop-eval serve` starts the host",
-    ("pytest_plugin", "pytest_run"): "the plugin's tests read its run",
 }
 """The only shells another shell may import, and why."""
 

@@ -16,7 +16,7 @@ from openwop_eval import run_suite
 from openwop_eval.agents import AsyncTools
 from openwop_eval.agents.python import PythonAgent
 from openwop_eval.cli.main import main
-from openwop_eval.runner.report_model import report_text, result_report
+from openwop_eval.reports.model import report_text, result_report
 from openwop_eval.store import Store
 from tests.compare.builders import SUITE_ID
 

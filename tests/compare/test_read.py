@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from openwop_eval import limits
+from openwop_eval.base import limits
 from openwop_eval.compare import MAX_SIDE_TASKS, CompareInputError, TaskSide, read_side
 from tests.compare.builders import SUITE_ID, summary, task
 

@@ -10,9 +10,9 @@ from typing import Any
 import httpx
 from openwop_client.wire_id import project_id
 
+from openwop_eval.files.suites import load_suite
 from openwop_eval.log import verify_log
 from openwop_eval.store import Store
-from openwop_eval.suitefile import load_suite
 from tests.hosts import GATED_AGENT, GATED_SUITE, Host, wait_for
 
 FAST_AGENT = """

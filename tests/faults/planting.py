@@ -30,8 +30,8 @@ def _type(doc: Any) -> Any:
 
 
 def in_run_worker() -> bool:
-    """This process is a host's run worker (openwop_eval.server.worker)."""
-    worker = sys.modules.get("openwop_eval.server.worker")
+    """This process is a host's run worker (openwop_eval.server.run_worker)."""
+    worker = sys.modules.get("openwop_eval.server.run_worker")
     return bool(getattr(worker, "RUNNING", False))
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from openwop_eval.wire import project
+from openwop_eval.protocol.ids import project
 from tests.faults.outage import (
     GATED,
     MANY,

@@ -30,10 +30,10 @@ from openwop_eval.core import (
     summary_dict,
 )
 from openwop_eval.core.problems import errors_in
+from openwop_eval.files.suites import LoadedSuite
+from openwop_eval.reports.terminal import print_problems
 from openwop_eval.runner.api import run_suite
 from openwop_eval.store import Store
-from openwop_eval.suitefile import LoadedSuite
-from openwop_eval.terminal import print_problems
 
 ACCEPTED, REFUSED = "accepted", "refused"
 

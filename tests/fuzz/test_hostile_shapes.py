@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from openwop_eval import SuiteError, load_suite, parse_suite
+from tests.files.test_suites import STEP_ARGS_YAML, problems_of
 from tests.helpers import golden, suite_doc
-from tests.test_suitefile import STEP_ARGS_YAML, problems_of
 
 
 def nested(depth: int) -> str:

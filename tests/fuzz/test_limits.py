@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from openwop_eval import SuiteError, limits, load_suite, parse_suite
-from openwop_eval.documents import read_document
+from openwop_eval import SuiteError, load_suite, parse_suite
+from openwop_eval.base import limits
+from openwop_eval.files.documents import read_document
 from tests.helpers import golden, suite_doc
 
 BILLION_LAUGHS = """\

@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from openwop_eval import SuiteError, parse_suite, schemas
+from openwop_eval.files.schema_errors import ModelValidator, model_validator, schema_problems
 from openwop_eval.runner.api import run_suite
-from openwop_eval.schema_errors import ModelValidator, model_validator, schema_problems
 from openwop_eval.store import Store
 from tests.fuzz import generate
 from tests.fuzz.contract import ACCEPTED, StepAgent, check_document, check_file, run_for_real
@@ -229,7 +229,7 @@ def test_what_the_models_refuse_is_a_problem_even_if_the_schema_missed_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A safety net: a gap between the schema and the models is a SuiteError, not a crash."""
-    monkeypatch.setattr("openwop_eval.suitefile.schema_problems", lambda validator, doc: [])
+    monkeypatch.setattr("openwop_eval.files.suites.schema_problems", lambda validator, doc: [])
     doc = {"suiteId": "acme.x.evals.y", "version": "1.0.0", "modes": ["golden"], "tasks": []}
     with pytest.raises(SuiteError) as caught:
         parse_suite(doc)

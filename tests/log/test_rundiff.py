@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 
 from openwop_eval.core import Suite, canonical_json
 from openwop_eval.core.plan import Baseline, RunTerms
+from openwop_eval.files.suites import parse_suite
 from openwop_eval.log import EXT, verify_log
 from openwop_eval.log.rundiff import MAX_NAME_CHARS, DiffSide, project, run_diff
 from openwop_eval.log.terms import started_payload
-from openwop_eval.suitefile import parse_suite
 
 CANARY = "canary-41c7e2"
 SUITE: Suite = parse_suite(

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from openwop_eval import parse_suite
 from openwop_eval.agents import resolve_agent
+from openwop_eval.files.suites import LoadedSuite, suite_document
 from openwop_eval.log.jsonl import parse_jsonl
 from openwop_eval.log.shards import (
     MAX_SHARDS,
@@ -26,7 +27,6 @@ from openwop_eval.log.shards import (
 from openwop_eval.runner.api import run_suite_async
 from openwop_eval.runner.run import RunOptions
 from openwop_eval.store import Store
-from openwop_eval.suitefile import LoadedSuite, suite_document
 
 TOOLS = ("crm:lookup", "crm:refund")
 FORBIDDEN = "accounts:delete"

@@ -12,7 +12,8 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from openwop_eval import limits, parse_suite
+from openwop_eval import parse_suite
+from openwop_eval.base import limits
 from openwop_eval.cli.main import main
 from openwop_eval.log import EXT, verify_log
 from openwop_eval.log import reader as reader_module

@@ -13,11 +13,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from openwop_eval import parse_suite
+from openwop_eval.files.summaries import SummaryFileError, read_summary_file
 from openwop_eval.log import LogVersionError, replay, verify_log
-from openwop_eval.log.names import SCHEMA_VERSION
+from openwop_eval.log.event_names import SCHEMA_VERSION
 from openwop_eval.log.versions import NEWEST_READ, READ_TYPES, check_version
 from openwop_eval.runner.fixtures import recording_from
-from openwop_eval.summaryfile import SummaryFileError, read_summary_file
 from tests.helpers import golden, suite_doc
 from tests.log.test_replay import foreign_trial
 

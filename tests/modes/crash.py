@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from openwop_eval.log.names import EXT
+from openwop_eval.log.event_names import EXT
 from openwop_eval.store import RunStatus, Store
 from openwop_eval.store.schema import events, runs, trial_results
 

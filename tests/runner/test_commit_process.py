@@ -21,7 +21,7 @@ from openwop_eval.log.audit import verify_log
 from openwop_eval.runner import commit_process
 from openwop_eval.runner.api import resume_async, run_suite_async
 from openwop_eval.runner.run import RunOptions
-from openwop_eval.runner.trial import TrialOutcome
+from openwop_eval.runner.trial import GradedTrial
 from openwop_eval.store import Store, StoreError
 from openwop_eval.store.fork import ForkGate
 
@@ -130,13 +130,13 @@ def scored(store: Store, run_id: str) -> list[tuple[str, int, Any, bool]]:
 
 
 def test_a_process_commits_what_the_thread_commits(tmp_path: Path, forks: list[int]) -> None:
-    seen: list[TrialOutcome] = []
+    seen: list[GradedTrial] = []
 
     class Observer:
         def started(self, run_id: str, total: int, done: int) -> None:
             pass
 
-        def finished(self, outcome: TrialOutcome) -> None:
+        def finished(self, outcome: GradedTrial) -> None:
             seen.append(outcome)
 
     threaded, thread_store, _ = run(tmp_path, "thread", "thread", Agent())

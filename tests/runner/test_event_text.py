@@ -9,8 +9,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from openwop_eval.jsontext import dumps
-from openwop_eval.log.names import SCHEMA_VERSION
+from openwop_eval.base.jsontext import dumps
+from openwop_eval.log.event_names import SCHEMA_VERSION
 from openwop_eval.runner.events import EventWriter, Pending
 from openwop_eval.store import EventRow
 

@@ -19,6 +19,7 @@ import pytest
 
 from openwop_eval.agents import AgentReply, TrialContext, resolve_agent
 from openwop_eval.agents.base import ToolPort
+from openwop_eval.files.suites import load_suite
 from openwop_eval.judges import resolve_judge
 from openwop_eval.log import verify_log
 from openwop_eval.runner import (
@@ -35,7 +36,6 @@ from openwop_eval.server.config import AgentConfig, ConfigError, HostConfig, loa
 from openwop_eval.server.hub import Hub
 from openwop_eval.server.manager import RunManager
 from openwop_eval.store import Store
-from openwop_eval.suitefile import load_suite
 from tests.runner.conftest import Ran, write
 
 try:

@@ -13,11 +13,11 @@ from rich.console import Console
 
 from openwop_eval.core import GradingPlan, SuiteTally, TrialRecord, grade_suite
 from openwop_eval.core.versions import REPORT_VERSION
-from openwop_eval.html import report_data
-from openwop_eval.html.model import log_diagnostics
-from openwop_eval.runner.report_model import Report, build_report, report_text
-from openwop_eval.runner.reports import junit_xml, markdown
-from openwop_eval.terminal import print_run_table
+from openwop_eval.reports.html import report_data
+from openwop_eval.reports.html.page_data import log_diagnostics
+from openwop_eval.reports.model import Report, build_report, report_text
+from openwop_eval.reports.terminal import print_run_table
+from openwop_eval.reports.text import junit_xml, markdown
 from tests.core.test_properties import graded_cases
 from tests.helpers import golden, plan, suite_doc, trial
 

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from openwop_eval.agents import resolve_agent
+from openwop_eval.files.suites import load_suite
 from openwop_eval.judges import resolve_judge
 from openwop_eval.runner.api import run_suite
 from openwop_eval.runner.ending import end_run, settle_logged_end
 from openwop_eval.runner.run import Execution, reopen_run
 from openwop_eval.store import RunStatus, Store
 from openwop_eval.store.status import RunStatusError
-from openwop_eval.suitefile import load_suite
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples/support-refunds"
 

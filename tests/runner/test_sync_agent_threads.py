@@ -14,9 +14,9 @@ import pytest
 
 from openwop_eval.agents import python as python_agents
 from openwop_eval.agents.python import PythonAgent
+from openwop_eval.files.suites import parse_suite
 from openwop_eval.runner import RunOptions, run_suite_async
 from openwop_eval.store import Store
-from openwop_eval.suitefile import parse_suite
 
 SUITE = {
     "suiteId": "test.openwop.evals.stuck",

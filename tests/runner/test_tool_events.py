@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from openwop_eval.agents.base import AgentProtocolError, ToolMissError
 from openwop_eval.core import canonical_json
-from openwop_eval.log.names import EXT, TOOL_CALLED, TOOL_RETURNED
+from openwop_eval.log.event_names import EXT, TOOL_CALLED, TOOL_RETURNED
 from openwop_eval.runner.tools import FixtureBook, ToolBoundary
 
 SCALARS = st.none() | st.booleans() | st.integers(-(2**53) + 1, 2**53 - 1) | st.text(max_size=8)

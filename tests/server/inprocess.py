@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
+from openwop_eval.protocol.ids import project
 from openwop_eval.server import HostConfig, create_app
 from openwop_eval.server.config import (
     AdversarialPolicy,
@@ -27,7 +28,6 @@ from openwop_eval.server.config import (
     Limits,
 )
 from openwop_eval.store import Store
-from openwop_eval.wire import project
 from tests.asgi import Lifespan, client
 from tests.hosts import EXAMPLE, GATED_SUITE, ROOT, _postgres_database
 from tests.server import gated

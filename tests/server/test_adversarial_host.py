@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from openwop_eval.protocol.ids import project
 from openwop_eval.server.config import AdversarialPolicy, AgentConfig
-from openwop_eval.wire import project
 from tests.server.inprocess import AppHost
 
 CANARY = "CANARY-host-91be"

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from openwop_eval.protocol.ids import project
 from openwop_eval.server import create_app, load_config
 from openwop_eval.server.config import (
     DEV_KEY,
@@ -20,7 +21,6 @@ from openwop_eval.server.config import (
     development_config,
 )
 from openwop_eval.store import Store
-from openwop_eval.wire import project
 from tests.hosts import EXAMPLE, write_config
 from tests.server.inprocess import FIXTURES, GATE_SUITE, MOCK, REFUNDS_SUITE, AppHost
 

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
+from openwop_eval.protocol.ids import project
 from openwop_eval.server.config import DeploymentPolicy
 from openwop_eval.store import Store, StoreError
 from openwop_eval.store.host import HostStore
 from openwop_eval.store.schema import idempotency
-from openwop_eval.wire import project
 from tests.server.inprocess import CAREFUL, REFUNDS_SUITE, AppHost
 
 DEPLOYMENTS = f"/agents/{CAREFUL}/deployments"

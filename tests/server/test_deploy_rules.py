@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from openwop_eval.deployments import (
+from openwop_eval.protocol.deployments import (
     RULES,
     STATES,
     Deployment,
@@ -149,7 +149,7 @@ def test_the_rules_table_is_the_state_machine() -> None:
 
 
 def test_a_transition_is_planned_without_the_host() -> None:
-    from openwop_eval.deployments import plan as plan_pure
+    from openwop_eval.protocol.deployments import plan as plan_pure
 
     done = plan_pure([], Transition("1.0.0", "promote", "active", "stable", "acme/r"), "a", "ag")
     assert (done.target.state, done.event["type"]) == ("active", "deployment.promoted")

@@ -19,12 +19,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.routing import Route
 
-from openwop_eval.deployments import lands_gated
+from openwop_eval.protocol.deployments import lands_gated
+from openwop_eval.protocol.ids import project
 from openwop_eval.server import inputs
 from openwop_eval.server.app import ROUTES
 from openwop_eval.server.errors import ApiError
 from openwop_eval.server.inputs import QUERY_PARAMETERS
-from openwop_eval.wire import project
 from tests.server.inprocess import CAREFUL, GATE_SUITE, MOCK, REFUNDS_SUITE, AppHost
 
 FUZZ = settings(

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
+from openwop_eval.protocol.ids import project
 from openwop_eval.server.config import (
     AdversarialPolicy,
     AgentConfig,
@@ -26,7 +27,6 @@ from openwop_eval.server.config import (
     DeploymentPolicy,
 )
 from openwop_eval.store.schema import runs
-from openwop_eval.wire import project
 from tests.hosts import EXAMPLE
 from tests.server.inprocess import CAREFUL, REFUNDS_SUITE, AppHost
 

@@ -14,10 +14,10 @@ import httpx
 import pytest
 import sqlalchemy as sa
 
-from openwop_eval import limits
+from openwop_eval.base import limits
+from openwop_eval.protocol.ids import project
 from openwop_eval.server import inputs
 from openwop_eval.store import schema
-from openwop_eval.wire import project
 from tests.hosts import ROOT
 from tests.server.inprocess import CAREFUL, GATE_SUITE, MOCK, AppHost, run_routes
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from openwop_eval.protocol.ids import project
 from openwop_eval.server import create_app
 from openwop_eval.store import Store
-from openwop_eval.wire import project
 from tests.server.inprocess import ANSWER_S, host_config
 from tests.server.served import serving
 

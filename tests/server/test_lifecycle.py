@@ -19,11 +19,11 @@ import pytest
 from openwop_client.wire_id import project_id
 
 from openwop_eval.agents import resolve_agent
+from openwop_eval.files.suites import load_suite
 from openwop_eval.runner import RunOptions, RunService, RunSpec
 from openwop_eval.server import stream
 from openwop_eval.server.manager import HOST_AGENT
 from openwop_eval.store import EventRow, Store, schema
-from openwop_eval.suitefile import load_suite
 from tests.hosts import Host, api, wait_for
 from tests.server.inprocess import (
     FIXTURES,

@@ -4,7 +4,7 @@ versions, never a 500."""
 
 from __future__ import annotations
 
-from openwop_eval.wire import project
+from openwop_eval.protocol.ids import project
 from tests.server.inprocess import CAREFUL, REFUNDS_SUITE, AppHost
 
 NEWER = "schemaVersion 2 is newer than 1, the newest this version of openwop-eval reads"

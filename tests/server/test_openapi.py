@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from schemathesis.specs.openapi.definitions import OPENAPI_31
 from starlette.routing import Route
 
-from openwop_eval.deployments import STATES, TRANSITIONS
+from openwop_eval.protocol.deployments import STATES, TRANSITIONS
 from openwop_eval.server import create_app, inputs
 from openwop_eval.server.app import ROUTES
 from openwop_eval.server.deploy import TRANSITION_KEYS

@@ -77,7 +77,7 @@ def finish(app: AppHost, **extra: Any) -> str:
 
 
 def summary(app: AppHost, run_id: str) -> dict[str, Any]:
-    from openwop_eval.wire import project
+    from openwop_eval.protocol.ids import project
 
     response = app.request("GET", f"/runs/{project(run_id)}/eval-summary")
     assert response.status_code == 200, response.text

@@ -16,9 +16,9 @@ import httpx
 import pytest
 
 from openwop_eval.core import canonical_json
-from openwop_eval.deployments import STATES
+from openwop_eval.protocol.deployments import STATES
+from openwop_eval.protocol.ids import project
 from openwop_eval.server.state import HostState
-from openwop_eval.wire import project
 from tests.server.inprocess import (
     CAREFUL,
     FIXTURES,

@@ -16,10 +16,10 @@ from openwop_eval.agents.python import PythonAgent
 from openwop_eval.cli.main import main
 from openwop_eval.cli.modes import NAMES as CLI_NAMES
 from openwop_eval.core.plan import RunTerms
+from openwop_eval.files.suites import load_suite
 from openwop_eval.runner import RunSpec, StoredBaseline, describe, validate
 from openwop_eval.server.config import AdversarialPolicy, AgentConfig
 from openwop_eval.server.run_request import HOST_NAMES
-from openwop_eval.suitefile import load_suite
 from tests.server.inprocess import AppHost
 
 SUITE = "test.acme.evals.plain"

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from openwop_eval import jsontext
+from openwop_eval.base import jsontext
 
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])

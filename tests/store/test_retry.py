@@ -19,13 +19,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from openwop_eval.agents import AgentReply
+from openwop_eval.files.suites import load_suite
 from openwop_eval.log import verify_log
 from openwop_eval.runner import RunOptions
 from openwop_eval.runner.api import resume_async, run_suite_async
 from openwop_eval.store import EventRow, RunRecord, Store, StoreError, StoreUnavailableError
 from openwop_eval.store.checkpoint import WalCheckpointer
 from openwop_eval.store.retry import MAX_PAUSE_S, pause, transient
-from openwop_eval.suitefile import load_suite
 
 
 def _wrapped(orig: BaseException, kind: type[sa.exc.DBAPIError] = sa.exc.OperationalError) -> Any:

@@ -12,7 +12,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
-from openwop_eval.deployments import Deployment
+from openwop_eval.protocol.deployments import Deployment
 from openwop_eval.store import RunRecord, Store, StoreError
 from openwop_eval.store.host import HostStore
 from openwop_eval.store.migrations import __path__ as migrations_path

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from openwop_eval import limits
+from openwop_eval.base import limits
 from openwop_eval.traces import read_trace_file
 from openwop_eval.traces.records import parse_arguments
 

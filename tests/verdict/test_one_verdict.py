@@ -22,16 +22,16 @@ from openwop_eval.agents import resolve_agent
 from openwop_eval.core import names as n
 from openwop_eval.core.plan import Baseline, RunTerms
 from openwop_eval.core.safety import SafetyPolicy
+from openwop_eval.files.suites import LoadedSuite, suite_document
 from openwop_eval.log import read_verdict, verify_log
 from openwop_eval.log.jsonl import parse_jsonl
 from openwop_eval.log.rundiff import DiffSide, run_diff
 from openwop_eval.log.shards import document_digest, merge_shards
+from openwop_eval.reports.model import result_report
 from openwop_eval.runner.api import run_suite_async
-from openwop_eval.runner.report_model import result_report
 from openwop_eval.runner.run import RunOptions
 from openwop_eval.runner.stored import stored_result
 from openwop_eval.store import Store
-from openwop_eval.suitefile import LoadedSuite, suite_document
 
 TOOLS = ("crm:lookup", "crm:refund")
 FORBIDDEN = "accounts:delete"

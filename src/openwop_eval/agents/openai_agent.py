@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..chat import DEFAULT_BASE_URL, Backoff, ChatEndpoint, env_value
 from ..core import JSON
+from ..llm.chat import DEFAULT_BASE_URL, Backoff, ChatEndpoint, env_value
 from .base import (
     AgentReply,
     AgentSpecError,

@@ -20,7 +20,7 @@ from pydantic import Field, ValidationError
 from ..core import JSON
 from ..core.problems import Problem
 from ..core.suite import Closed
-from ..documents import read_document
+from ..files.documents import read_document
 from .base import (
     AgentProtocolError,
     AgentReply,
@@ -84,17 +84,17 @@ class ScriptedAgent:
         entry = entries[context.trial % len(entries)]
         reply = AgentReply(entry.output, entry.cost_usd, entry.latency_ms)
         calls = [(call.tool, call.args) for call in entry.tool_calls]
-        return await replay(port, calls, reply, entry.error)
+        return await play_back(port, calls, reply, entry.error)
 
 
-async def replay(
+async def play_back(
     port: ToolPort,
     calls: Iterable[tuple[str, Mapping[str, JSON]]],
     reply: AgentReply,
     error: str | None = None,
 ) -> AgentReply:
     """Make ``calls`` in order through the tool boundary, then answer ``reply`` — or raise
-    ``error``: the one replay of the scripted agent and of recorded traces."""
+    ``error``: the one playback of the scripted agent and of recorded traces."""
     for tool, args in calls:
         try:
             await port.call(tool, args)

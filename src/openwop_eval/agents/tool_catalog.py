@@ -29,7 +29,7 @@ from pydantic import Field, ValidationError, field_validator
 
 from ..core.problems import Problem
 from ..core.suite import Closed
-from ..documents import read_document
+from ..files.documents import read_document
 from .base import AgentSpecError
 
 MAX_FUNCTION_CHARS = 64

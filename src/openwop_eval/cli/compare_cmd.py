@@ -30,12 +30,12 @@ from ..compare import (
 from ..compare import compare as compare_sides
 from ..compare import regression_reasons as regressions
 from ..compare.comparison import delta_text, sign_text
-from ..html import render_comparison
+from ..files.summaries import SummaryFileError, read_summary_file
+from ..reports.html import render_comparison
+from ..reports.terminal import plain
 from ..runner.stored import stored_summary
 from ..store import Store
 from ..store.records import RunRecord
-from ..summaryfile import SummaryFileError, read_summary_file
-from ..terminal import plain
 from .codes import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_OK
 from .shell import consoles, open_store, usage, write_file
 

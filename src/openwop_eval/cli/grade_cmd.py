@@ -14,14 +14,14 @@ from contextlib import ExitStack
 import click
 from rich.console import Console
 
-from .. import limits
+from ..base import limits
 from ..core import SuiteError
+from ..files.suites import load_suite
 from ..judges import resolve_judge
+from ..reports.model import result_report
+from ..reports.terminal import plain, print_modes, print_problems, print_run_table
 from ..runner.api import run_spec_async
-from ..runner.report_model import result_report
 from ..runner.spec import RunSpec
-from ..suitefile import load_suite
-from ..terminal import plain, print_modes, print_problems, print_run_table
 from ..traces import AGENT_ID, TraceAgent, TraceProblem, load_traces, recording_of
 from .codes import EXIT_FAILED, EXIT_INVALID, EXIT_OK
 from .modes import ModeArgs, checked, mode_options, with_terms

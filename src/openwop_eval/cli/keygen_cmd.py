@@ -14,7 +14,7 @@ from typing import NoReturn
 import click
 from rich.console import Console
 
-from ..terminal import plain
+from ..reports.terminal import plain
 from .codes import EXIT_INVALID, EXIT_OK
 
 

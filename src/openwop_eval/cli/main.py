@@ -14,10 +14,12 @@ from collections.abc import Sequence
 import click
 from rich.console import Console
 
-from .. import __version__, collector, limits
+from .. import __version__
+from ..base import limits
 from ..core import Problem, SuiteError
-from ..suitefile import load_suite
-from ..terminal import plain, print_problems
+from ..files.suites import load_suite
+from ..reports.terminal import plain, print_problems
+from ..runtime import gc_tuning
 from .codes import EXIT_INVALID
 
 COMMANDS = {
@@ -56,7 +58,7 @@ class _Commands(click.Group):
 @click.version_option(__version__, prog_name="openwop-eval")
 def main() -> None:
     """OpenWOP agent evaluation with the RFC 0246 trajectory gate."""
-    collector.tune()
+    gc_tuning.tune()
 
 
 @main.command()

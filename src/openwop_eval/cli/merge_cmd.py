@@ -9,13 +9,13 @@ from pathlib import Path
 
 import click
 
-from .. import jsontext
+from ..base import jsontext
 from ..core import GradingError, SuiteError
+from ..files.suites import load_suite, suite_document
 from ..log.shards import Opener, ShardError, document_digest, merge_shards
+from ..reports.model import build_report
+from ..reports.terminal import plain, print_problems, print_run_table
 from ..runner.events import stream_jsonl
-from ..runner.report_model import build_report
-from ..suitefile import load_suite, suite_document
-from ..terminal import plain, print_problems, print_run_table
 from .codes import EXIT_FAILED, EXIT_INVALID, EXIT_OK
 from .shell import consoles, open_output, write_file
 

@@ -15,7 +15,8 @@ from rich.markup import escape
 
 from ..core import names as n
 from ..core.safety import DEFAULT_SEVERITIES, SafetyPolicy, Severity, finding_problem
-from ..documents import read_bounded
+from ..files.documents import read_bounded
+from ..files.summaries import SummaryFileError, read_summary_file
 from ..runner.spec import (
     NEWEST,
     BaselineChoice,
@@ -28,7 +29,6 @@ from ..runner.spec import (
     settle,
 )
 from ..store import Store
-from ..summaryfile import SummaryFileError, read_summary_file
 from .shell import usage
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ..runner.trial import TrialOutcome
+from ..runner.trial import GradedTrial
 
 
 class RunProgress:
@@ -58,7 +58,7 @@ class RunProgress:
             self._task, total=total, completed=done, description=f"trials of {run_id}"
         )
 
-    def finished(self, outcome: TrialOutcome) -> None:
+    def finished(self, outcome: GradedTrial) -> None:
         if outcome.grade.passed:
             self.passed += 1
         else:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import click
 
 from ..log.versions import LogVersionError
+from ..reports.model import result_report
+from ..reports.terminal import plain
 from ..runner import RunError
-from ..runner.report_model import result_report
 from ..runner.stored import stored_result
-from ..terminal import plain
 from .shell import consoles, lists_trials, open_store, usage, write_outputs
 
 

@@ -19,16 +19,16 @@ from ..agents import (
     resolve_agent,
 )
 from ..core import SuiteError
+from ..files.suites import load_suite
 from ..judges import resolve_judge
+from ..reports.model import result_report
+from ..reports.terminal import print_modes, print_problems, print_run_table
 from ..runner import Recording, merge_recordings
 from ..runner.api import run_spec_async
 from ..runner.events import read_jsonl
 from ..runner.ray_executor import RayExecutor
-from ..runner.report_model import result_report
 from ..runner.spec import LiveTool, RunOptions, RunSpec
 from ..runner.tools import load_live_tools
-from ..suitefile import load_suite
-from ..terminal import print_modes, print_problems, print_run_table
 from .codes import EXIT_FAILED, EXIT_INVALID, EXIT_OK
 from .modes import ModeArgs, checked, mode_options, with_terms
 from .progress import RunProgress

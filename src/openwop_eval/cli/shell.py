@@ -16,10 +16,10 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from ..html import render_report, report_data
+from ..reports.html import render_report, report_data
+from ..reports.model import Report, report_text
+from ..reports.text import junit_xml, markdown
 from ..runner import RunEndedError, RunError, RunResult
-from ..runner.report_model import Report, report_text
-from ..runner.reports import junit_xml, markdown
 from ..store import Store, StoreError, StoreUnavailableError
 from .codes import EXIT_INCOMPLETE, EXIT_INVALID
 from .progress import RunProgress

@@ -11,16 +11,16 @@ import click
 from rich.console import Console
 
 from ..core import GradingError, Suite, SuiteError
-from ..html import render_report, report_data
-from ..html.model import log_diagnostics
+from ..files.suites import load_suite
 from ..log import verify_log
 from ..log.audit import Verification
 from ..log.jsonl import OutOfOrderError
 from ..log.replay import replay
+from ..reports.html import render_report, report_data
+from ..reports.html.page_data import log_diagnostics
+from ..reports.model import build_report
+from ..reports.terminal import print_problems
 from ..runner.events import read_jsonl, stream_jsonl
-from ..runner.report_model import build_report
-from ..suitefile import load_suite
-from ..terminal import print_problems
 from .codes import EXIT_FAILED, EXIT_INVALID, EXIT_OK
 from .shell import write_file
 

@@ -18,10 +18,10 @@ from ..core.suite import SUITE_ID_PATTERN, TASK_ID_PATTERN, VERSION_PATTERN
 from ..core.versions import REPORT_VERSION, version_problem
 
 MAX_SIDE_TASKS: Final = 10_000
-"""Tasks on one side: the suite limit (``openwop_eval.limits.MAX_TASKS``). It bounds the
+"""Tasks on one side: the suite limit (``openwop_eval.base.limits.MAX_TASKS``). It bounds the
 exact sign test and the bootstrap before they start."""
 
-_MAX_ID_CHARS = 200  # the store's column widths (openwop_eval.limits)
+_MAX_ID_CHARS = 200  # the store's column widths (openwop_eval.base.limits)
 _MAX_VERSION_CHARS = 40
 _MAX_COUNT = 2**53 - 1  # the largest integer a JSON number carries exactly
 

@@ -23,9 +23,9 @@ from typing import Any, Literal
 
 import httpx
 
+from ..files.suites import LoadedSuite, parse_suite
 from ..log import verify_log
-from ..suitefile import LoadedSuite, parse_suite
-from ..wire import project
+from ..protocol.ids import project
 from . import witness
 from .digests import discovery_digest
 from .ijson import IJsonError, parse_ijson

@@ -1,6 +1,6 @@
 """The OpenWOP ``AgentEvalSuite`` with this project's RFC 0244 additions, as frozen models.
 
-The models hold a suite that has already passed validation (see ``openwop_eval.suitefile``
+The models hold a suite that has already passed validation (see ``openwop_eval.files.suites``
 and :func:`openwop_eval.core.checks.check_suite`); the shipped JSON Schema is generated
 from them, so the two cannot drift. Optional fields may be omitted but are never ``null``.
 """

@@ -17,9 +17,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from ..chat import DEFAULT_BASE_URL, Backoff, ChatEndpoint, Sleep, env_value
 from ..core.canonical import JSON
 from ..core.rubric import CriterionVerdict, JudgeRequest
+from ..llm.chat import DEFAULT_BASE_URL, Backoff, ChatEndpoint, Sleep, env_value
 from .errors import JudgeAttemptsError, JudgeHTTPError, JudgeSpecError
 from .prompt import build_messages, corrective_message, parse_verdicts
 

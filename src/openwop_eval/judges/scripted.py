@@ -29,7 +29,7 @@ from ..core.rubric import (
     JudgeRequest,
 )
 from ..core.safety import FindingTag, finding_field_problems
-from ..documents import LineMap, read_document
+from ..files.documents import LineMap, read_document
 from .errors import JudgeSpecError
 
 _ENTRY_FORMS = 'a list of numbers or an object {"met": [...], "rationales": [...]}'

@@ -7,9 +7,9 @@ this project's runner. Writing a log — ids, timestamps, numbering, commits —
 """
 
 from .audit import Verification, verify_log
+from .event_names import EXT, V1_NAMES, sequence_of, trial_ext, v2_type
 from .jsondiff import Mismatch, diff
 from .jsonl import parse_jsonl
-from .names import EXT, V1_NAMES, sequence_of, trial_ext, v2_type
 from .replay import Replay, replay
 from .verdict import Verdict, read_verdict
 from .versions import LogVersionError

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from .. import jsontext
-from .names import sequence_of
+from ..base import jsontext
+from .event_names import sequence_of
 
 
 class OutOfOrderError(ValueError):

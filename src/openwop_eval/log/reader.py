@@ -10,7 +10,7 @@ its trials did not interleave.
 Memory is bounded by the trials in flight, not by the log: a trial is forgotten once its
 ``eval.scored`` is read, and which trials were scored is kept as one bit each. A trial is
 its events up to its ``eval.scored``; a later event of a scored trial is a problem and is
-not counted. At most :data:`~openwop_eval.limits.MAX_OPEN_TRIALS` trials may be open at
+not counted. At most :data:`~openwop_eval.base.limits.MAX_OPEN_TRIALS` trials may be open at
 once; past it the oldest is dropped, and if it is scored later it counts as not run (fails
 closed) — it is never graded on part of its calls.
 
@@ -25,12 +25,12 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from ..base.limits import MAX_LOG_PROBLEMS, MAX_OPEN_TRIALS, MAX_TRIALS_COUNT
 from ..core import JSON, ToolCall, TrialRecord
 from ..core import names as n
 from ..core.canonical import is_number
 from ..core.safety import MAX_TRIAL_FINDINGS, FindingTag, Severity, finding_problem
-from ..limits import MAX_LOG_PROBLEMS, MAX_OPEN_TRIALS, MAX_TRIALS_COUNT
-from .names import (
+from .event_names import (
     EVAL_COMPLETED,
     EVAL_SCORED,
     EVAL_STARTED,

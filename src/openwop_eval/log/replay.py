@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core import JSON, TrialRecord
-from .names import sequence_of
+from .event_names import sequence_of
 from .reader import LogReader
 
 

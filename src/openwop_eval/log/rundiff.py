@@ -22,13 +22,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..base.limits import MAX_SAFE_INTEGER
 from ..core import Suite, SuiteGrade, canonical_json
 from ..core.canonical import is_number
 from ..core.errors import GradingError, SuiteError
 from ..core.grading import TaskGrade, TrialGrade
 from ..core.stats import decimal
-from ..limits import MAX_SAFE_INTEGER
-from . import names as n
+from . import event_names as n
 from .verdict import read_verdict
 
 MAX_EVENT_DIFFS = 1000

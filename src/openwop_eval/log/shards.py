@@ -23,7 +23,7 @@ from typing import Any, Final
 
 from ..core import Suite, SuiteGrade, canonical_json
 from ..core import names as cn
-from .names import (
+from .event_names import (
     EVAL_COMPLETED,
     EVAL_SCORED,
     EVAL_STARTED,

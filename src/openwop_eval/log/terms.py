@@ -18,7 +18,7 @@ from ..core.canonical import is_number
 from ..core.plan import Baseline, RunTerms
 from ..core.safety import Severity
 from ..core.suite import Mode
-from .names import EXT
+from .event_names import EXT
 
 MODES: tuple[str, ...] = get_args(Mode)
 

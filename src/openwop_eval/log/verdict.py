@@ -19,8 +19,8 @@ from typing import Any
 
 from ..core import Suite, SuiteGrade, SuiteTally, TrialRecord, plan_suite, summary_dict
 from ..core import names as n
+from .event_names import sequence_of
 from .jsondiff import MISSING, diff
-from .names import sequence_of
 from .reader import LogReader
 from .terms import terms_of
 

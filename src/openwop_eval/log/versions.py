@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from .names import (
+from .event_names import (
     EVAL_COMPLETED,
     EVAL_SCORED,
     EVAL_STARTED,

@@ -10,8 +10,8 @@ from typing import Any
 from ..core.plan import RunTerms
 from ..core.problems import Problem
 from ..core.safety import SafetyPolicy
+from ..files.suites import LoadedSuite
 from ..store import RunRecord
-from ..suitefile import LoadedSuite
 from .ending import RunFailure
 from .fixtures import FixtureSource
 from .result import RunError, RunResult

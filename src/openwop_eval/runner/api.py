@@ -23,16 +23,17 @@ from ..core.problems import Problem
 from ..core.records import Recording
 from ..core.rubric import Judge
 from ..core.safety import SafetyPolicy
-from ..log.names import EVAL_STARTED
+from ..files.suites import LoadedSuite, load_suite, parse_suite, suite_document
+from ..log.event_names import EVAL_STARTED
 from ..log.terms import terms_of
 from ..store import RunRecord, Store
 from ..store.leases import Lease
-from ..suitefile import LoadedSuite, load_suite, parse_suite, suite_document
 from .active import ActiveRun as ActiveRun
 from .active import Reopened as Reopened
 from .active import RunEndedError as RunEndedError
 from .active import SpecError as SpecError
 from .ending import SOURCE_LOST, SUITE_LOST, RunFailure, end_run, settle_logged_end
+from .findings import policy_from_json
 from .fixtures import FixtureSource, FixtureSourceError
 from .result import RunError as RunError
 from .result import RunResult
@@ -44,7 +45,6 @@ from .run import (
     prepare_run,
     reopen_run,
 )
-from .safety import policy_from_json
 from .spec import LiveTool, RunSpec, settle, validate
 
 Sealer = Callable[[RunRecord, dict[str, Any]], str]

@@ -14,8 +14,8 @@ from typing import Any
 from ..core import OpenwopEvalError, Suite, canonical_json
 from ..core.canonical import is_number
 from ..core.plan import Baseline
+from ..protocol.ids import project
 from ..store import RunRecord, Store
-from ..wire import project
 from .stored import stored_summary
 
 UNUSABLE = (

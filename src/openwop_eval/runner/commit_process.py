@@ -51,15 +51,15 @@ from multiprocessing import Pipe
 from multiprocessing.connection import Connection
 from typing import IO, Any, NoReturn
 
+from ..base.jsontext import dumps
 from ..core import GradingPlan, TrialGrade
-from ..jsontext import dumps
-from ..lifeline import die_with
+from ..runtime.lifeline import die_with
 from ..store import Store, StoreError
 from ..store.fork import GATE
 from ..store.sql import in_memory
 from .committer import Committer, Delivered
 from .events import EventWriter
-from .trial import Finished, TrialOutcome, finish_trial
+from .trial import GradedTrial, PlayedTrial, finish_trial
 
 MIN_TRIALS = 5000
 """``auto``: fewer trials to run than this, and the fork's cost (its copied pages, some
@@ -180,7 +180,7 @@ class ProcessCommitter(Committer):
     ) -> None:
         self._store, self._conn, self._pid = store, conn, pid
         self._lock = threading.Lock()
-        self._unanswered: deque[list[TrialOutcome]] = deque()  # batches sent, in order
+        self._unanswered: deque[list[GradedTrial]] = deque()  # batches sent, in order
         self._gone: BaseException | None = None
         self._last: int | None = None  # the child's last sequence number, when it closed
         self._ended = False
@@ -192,7 +192,7 @@ class ProcessCommitter(Committer):
 
     # --- the committer thread: grade, then send ----------------------------------------
 
-    def _commit(self, batch: list[Finished]) -> None:
+    def _commit(self, batch: list[PlayedTrial]) -> None:
         with self._lock:
             gone = self._gone
         if gone is not None:
@@ -314,7 +314,7 @@ def _child(conn: Connection, parent: int, store: Store, writer: EventWriter) -> 
         os._exit(code)  # no interpreter teardown: it would close what the parent still uses
 
 
-def _wire(outcome: TrialOutcome) -> Wire:
+def _wire(outcome: GradedTrial) -> Wire:
     """What the child commits of a graded trial: its events' payloads and its diagnostics
     as JSON text, in plain tuples. Pickling the objects themselves cost more than encoding
     them, and the child would encode them anyway."""

@@ -25,9 +25,9 @@ from collections.abc import Callable
 
 from ..core import GradingPlan, TrialGrade
 from .events import EventWriter
-from .trial import Finished, TrialOutcome, finish_trial
+from .trial import GradedTrial, PlayedTrial, finish_trial
 
-Delivered = Callable[[list[TrialOutcome]], None]
+Delivered = Callable[[list[GradedTrial]], None]
 
 QUIET_S = 0.002
 """A pause this long in hand-overs means the loop is idle: commit now."""
@@ -54,8 +54,8 @@ class Committer:
         self._loop = asyncio.get_running_loop()
         self._room = asyncio.Semaphore(max_waiting)
         self._failure: BaseException | None = None
-        self._turn: list[Finished] = []  # handed over in this turn of the loop
-        self._queue: deque[list[Finished]] = deque()
+        self._turn: list[PlayedTrial] = []  # handed over in this turn of the loop
+        self._queue: deque[list[PlayedTrial]] = deque()
         self._queued = 0  # trials in the queue
         self._submitted = 0  # batches ever queued
         self._wake = threading.Condition()
@@ -64,7 +64,7 @@ class Committer:
         self._thread.daemon = True  # a killed run loses only what was not committed
         self._thread.start()
 
-    async def put(self, done: Finished) -> None:
+    async def put(self, done: PlayedTrial) -> None:
         """Hand a finished trial over; waits while too many are uncommitted."""
         self._raise_failure()
         await self._room.acquire()
@@ -128,7 +128,7 @@ class Committer:
             if self._submitted == before:
                 return  # a pause: the loop has nothing more to hand over for now
 
-    def _take(self) -> list[Finished]:
+    def _take(self) -> list[PlayedTrial]:
         """The next batch, and those waiting behind it while they fit."""
         batch = self._queue.popleft()
         while self._queue and len(batch) + len(self._queue[0]) <= self._max_batch:
@@ -136,8 +136,8 @@ class Committer:
         self._queued -= len(batch)
         return batch
 
-    def _commit(self, batch: list[Finished]) -> None:
-        outcomes: list[TrialOutcome] = []
+    def _commit(self, batch: list[PlayedTrial]) -> None:
+        outcomes: list[GradedTrial] = []
         failure: BaseException | None = None
         try:
             outcomes = commit_batch(self._plan, self._writer, batch)
@@ -148,16 +148,14 @@ class Committer:
             failure, outcomes = exc, []
         self._post(outcomes, len(batch), failure)
 
-    def _post(
-        self, outcomes: list[TrialOutcome], count: int, failure: BaseException | None
-    ) -> None:
+    def _post(self, outcomes: list[GradedTrial], count: int, failure: BaseException | None) -> None:
         with contextlib.suppress(RuntimeError):  # the loop is gone (the process is ending)
             self._loop.call_soon_threadsafe(self._settle, outcomes, count, failure)
 
     # --- back on the loop -------------------------------------------------------------
 
     def _settle(
-        self, outcomes: list[TrialOutcome], count: int, failure: BaseException | None
+        self, outcomes: list[GradedTrial], count: int, failure: BaseException | None
     ) -> None:
         if failure is not None and self._failure is None:
             self._failure = failure
@@ -168,11 +166,11 @@ class Committer:
 
 
 def commit_batch(
-    plan: GradingPlan, writer: EventWriter, batch: list[Finished]
-) -> list[TrialOutcome]:
+    plan: GradingPlan, writer: EventWriter, batch: list[PlayedTrial]
+) -> list[GradedTrial]:
     """Grade the trials and commit them with their events in one transaction; on any
     failure nothing of the batch is kept (the writer drops it) and the error is raised."""
-    outcomes: list[TrialOutcome] = []
+    outcomes: list[GradedTrial] = []
     try:
         for done in batch:
             outcome = finish_trial(plan, done)

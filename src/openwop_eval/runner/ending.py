@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..agents.python import AgentStalledError
-from ..log.names import RUN_CANCELLED, RUN_COMPLETED, RUN_FAILED
+from ..log.event_names import RUN_CANCELLED, RUN_COMPLETED, RUN_FAILED
 from ..store import EventRow, RunStatus, Store, StoreError
 from ..store.sql import Within
 from .events import EventWriter, pending

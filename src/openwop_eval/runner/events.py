@@ -16,10 +16,10 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
-from ..clock import utc_stamp
-from ..jsontext import dumps
+from ..base.jsontext import dumps
+from ..log.event_names import SCHEMA_VERSION
 from ..log.jsonl import iter_jsonl, parse_jsonl
-from ..log.names import SCHEMA_VERSION
+from ..runtime.clock import utc_stamp
 from ..store import EventRow
 
 

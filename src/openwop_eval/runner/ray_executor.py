@@ -1,12 +1,12 @@
 """Trials on Ray: each trial plays as one Ray task; the driver alone grades and commits.
 
 Theory of operation. :class:`RayExecutor` is a :class:`~.run.TrialExecutor`: the run's
-workers hand it a :class:`~.trial.TrialSetup` and await a :class:`~.trial.Finished`, as
+workers hand it a :class:`~.trial.TrialSetup` and await a :class:`~.trial.PlayedTrial`, as
 they would await :func:`~.trial.run_trial`. The executor submits a Ray task that runs
 ``run_trial`` in a Ray worker — the agent, the tool boundary with its fixtures or live
 tools, and the judge of a rubric task — and returns plain data: the calls, the events and
 ext of the boundary, the invocation id, what the agent did, the record, the opening event,
-the diagnostics and the end stamp. The driver rebuilds the ``Finished`` around its own setup
+the diagnostics and the end stamp. The driver rebuilds the ``PlayedTrial`` around its own setup
 and hands it to the run's committer, which grades it and commits it, exactly as for a trial
 played in process: where a trial ran never changes its verdict.
 
@@ -48,7 +48,7 @@ from ..core.rubric import Judge
 from ..core.safety import SafetyPolicy
 from .result import RunError
 from .tools import FixtureBook, LiveTool
-from .trial import Finished, Played, TrialSetup, run_trial
+from .trial import PlayedTrial, PortableTrial, TrialSetup, run_trial
 
 INSTALL_HINT = "pip install 'openwop-eval[ray]'"
 FILE_MODULE_PREFIX = "openwop_eval_agent_"
@@ -106,14 +106,14 @@ class RayExecutor:
         unreachable, or one of them cannot be pickled."""
         self._shared_ref(agent, judge, live)
 
-    async def run(self, setup: TrialSetup) -> Finished:
+    async def run(self, setup: TrialSetup) -> PlayedTrial:
         ray = self.connect()
         shared = self._shared_ref(setup.agent, setup.judge, setup.live)
         ref = self._task().remote(  # the bundle's reference boxed: fetched once per worker
             [shared], setup.task, setup.trial, setup.fixtures, setup.timeout_s, setup.safety
         )
         try:
-            played: Played = await ref  # an ObjectRef is awaitable: the loop never blocks
+            played: PortableTrial = await ref  # an ObjectRef is awaitable: the loop never blocks
         except asyncio.CancelledError:
             with contextlib.suppress(Exception):  # already finished, or Ray is going away
                 ray.cancel(ref)
@@ -129,7 +129,7 @@ class RayExecutor:
             ) from None
         return rebuild(setup, played)
 
-    async def _died(self, setup: TrialSetup, exc: BaseException) -> Finished:
+    async def _died(self, setup: TrialSetup, exc: BaseException) -> PlayedTrial:
         """The trial as an agent failure, played here by a stand-in that only raises (so
         it has the events, record and diagnostics any failed trial has)."""
         tries = self.max_retries
@@ -218,8 +218,8 @@ class _Dead:
         raise WorkerDiedError(self.why)
 
 
-def rebuild(setup: TrialSetup, played: Played) -> Finished:
-    """The ``Finished`` of a trial played elsewhere, around the driver's own setup."""
+def rebuild(setup: TrialSetup, played: PortableTrial) -> PlayedTrial:
+    """The ``PlayedTrial`` of a trial played elsewhere, around the driver's own setup."""
     if (played.record.task_id, played.record.index) != (setup.task.task_id, setup.trial):
         raise RayTrialError(
             f"a Ray task for trial {setup.task.task_id}#{setup.trial} returned another trial"
@@ -245,7 +245,7 @@ def play(
     fixtures: FixtureBook | None,
     timeout_s: float | None,
     safety: SafetyPolicy | None,
-) -> Played:
+) -> PortableTrial:
     """The Ray task: one trial. ``box`` holds the reference of the run's (agent, judge,
     live tools) in the object store, fetched by this worker once."""
     if _Worker.loop is None or _Worker.loop.is_closed():
@@ -253,7 +253,7 @@ def play(
     loop = _Worker.loop
     agent, judge, live = _bundle(box[0], loop)
     setup = TrialSetup(task, trial, agent, judge, fixtures, live, timeout_s, safety)
-    return Played.of(loop.run_until_complete(run_trial(setup)))
+    return PortableTrial.of(loop.run_until_complete(run_trial(setup)))
 
 
 def _bundle(ref: Any, loop: asyncio.AbstractEventLoop) -> Bundle:

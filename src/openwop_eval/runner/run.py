@@ -29,7 +29,15 @@ from ..core.plan import RunTerms
 from ..core.rubric import Judge
 from ..core.safety import SafetyPolicy
 from ..core.stats import decimal, decimal_sum
-from ..log.names import EVAL_COMPLETED, EVAL_STARTED, EXT, RUN_COMPLETED, RUN_STARTED, workflow_id
+from ..files.suites import LoadedSuite
+from ..log.event_names import (
+    EVAL_COMPLETED,
+    EVAL_STARTED,
+    EXT,
+    RUN_COMPLETED,
+    RUN_STARTED,
+    workflow_id,
+)
 from ..log.shards import ShardMark, document_digest
 from ..log.terms import started_payload
 from ..log.verdict import completed_payload
@@ -38,26 +46,25 @@ from ..store import EventRow, RunRecord, Store, StoreUnavailableError
 from ..store.leases import Lease, LeaseLostError
 from ..store.status import required
 from ..store.within import Within, chain
-from ..suitefile import LoadedSuite
 from .baseline import diff_ref
 from .commit_process import CommitProcessError, committer_for
 from .committer import Committer
 from .ending import end_run, failure_of, writer_for
 from .events import EventWriter, new_id, pending
+from .findings import policy_to_json
 from .fixtures import FixtureSource
 from .result import RunResult
-from .safety import policy_to_json
 from .spec import LiveTool
 from .spec import RunOptions as RunOptions
 from .stored import prior_trials, read_back
-from .trial import Finished, TrialOutcome, TrialSetup, run_trial
+from .trial import GradedTrial, PlayedTrial, TrialSetup, run_trial
 
 
 class TrialExecutor(Protocol):
     """Runs trials somewhere else than on the event loop (a Ray cluster): the run's driver
     still grades and commits every trial, so where a trial ran never changes its verdict."""
 
-    async def run(self, setup: TrialSetup) -> Finished: ...
+    async def run(self, setup: TrialSetup) -> PlayedTrial: ...
 
 
 class Observer(Protocol):
@@ -65,7 +72,7 @@ class Observer(Protocol):
 
     def started(self, run_id: str, total: int, done: int) -> None: ...
 
-    def finished(self, outcome: TrialOutcome) -> None: ...
+    def finished(self, outcome: GradedTrial) -> None: ...
 
 
 @dataclass
@@ -260,7 +267,7 @@ async def _execute(
     observer = execution.observer
     detectors = execution.detectors
 
-    def delivered(outcomes: list[TrialOutcome]) -> None:
+    def delivered(outcomes: list[GradedTrial]) -> None:
         if observer is not None:
             for outcome in outcomes:
                 observer.finished(outcome)

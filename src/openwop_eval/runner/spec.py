@@ -23,10 +23,10 @@ from ..core.records import Recording
 from ..core.rubric import Judge
 from ..core.safety import SafetyPolicy, finding_problem
 from ..core.suite import Suite
+from ..files.suites import LoadedSuite
 from ..log.shards import Shard
 from ..store import Store
 from ..store.within import Within
-from ..suitefile import LoadedSuite
 from .baseline import UNUSABLE, BaselineError, baseline_run, baseline_summary, newest_baseline
 
 LiveTool = Callable[[dict[str, Any]], Any]

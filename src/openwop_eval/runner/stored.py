@@ -16,10 +16,10 @@ from typing import Any
 
 from ..core import SuiteError, SuiteGrade, SuiteTally, TrialRecord
 from ..core.stats import decimal
+from ..files.suites import LoadedSuite, parse_suite
 from ..log import Verdict, read_verdict
 from ..log.replay import replay
 from ..store import RunRecord, Store
-from ..suitefile import LoadedSuite, parse_suite
 from .result import Diagnostics, RunError, RunResult
 
 

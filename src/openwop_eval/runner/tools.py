@@ -17,18 +17,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import jsontext
 from ..agents.base import AgentProtocolError, ToolCallError, ToolMissError
 from ..agents.python import load_module_file
-from ..clock import utc_stamp
-from ..core import JSON, ToolCall, canonical_json
-from ..limits import (
+from ..base import jsontext
+from ..base.limits import (
     MAX_ERROR_CHARS,
     MAX_TOOL_ARGS_CHARS,
     MAX_TOOL_RESULT_CHARS,
     MAX_TRIAL_CONTENT_CHARS,
 )
-from ..log.names import EXT, TOOL_CALLED, TOOL_RETURNED, trial_ext
+from ..core import JSON, ToolCall, canonical_json
+from ..log.event_names import EXT, TOOL_CALLED, TOOL_RETURNED, trial_ext
+from ..runtime.clock import utc_stamp
 from .events import Pending
 from .spec import LiveTool as LiveTool
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..agents.base import Agent, AgentProtocolError, AgentReply, ToolMissError, TrialContext
 from ..agents.python import AgentStalledError
-from ..clock import utc_stamp
+from ..base.limits import MAX_OUTPUT_CHARS
 from ..core import (
     CompiledTask,
     GradingPlan,
@@ -27,10 +27,10 @@ from ..core import (
 )
 from ..core.rubric import Judge, verdict_findings
 from ..core.safety import FindingTag, SafetyPolicy
-from ..limits import MAX_OUTPUT_CHARS
-from ..log.names import DECIDED, EVAL_SCORED, EXT, INVOCATION_COMPLETED, INVOCATION_STARTED
+from ..log.event_names import DECIDED, EVAL_SCORED, EXT, INVOCATION_COMPLETED, INVOCATION_STARTED
+from ..runtime.clock import utc_stamp
 from .events import Pending, pending, serial_id
-from .safety import scored_members, trial_findings
+from .findings import scored_members, trial_findings
 from .tools import ContentTooLargeError, FixtureBook, LiveTool, RecordedCall, ToolBoundary, cut
 
 
@@ -51,7 +51,9 @@ class TrialSetup:
 
 
 @dataclass
-class TrialOutcome:
+class GradedTrial:
+    """A played trial graded under the run's plan, with the events that record it."""
+
     record: TrialRecord
     grade: TrialGrade
     invocation_id: str
@@ -60,12 +62,12 @@ class TrialOutcome:
 
 
 @dataclass
-class Finished:
+class PlayedTrial:
     """A trial the agent is done with, not yet graded."""
 
     setup: TrialSetup
     boundary: ToolBoundary
-    invoked: _Invoked
+    invoked: AgentAnswer
     record: TrialRecord
     started: Pending
     diagnostics: dict[str, Any]
@@ -77,21 +79,21 @@ class Finished:
 
 
 @dataclass(frozen=True)
-class Played:
+class PortableTrial:
     """A trial the agent is done with, as data without its setup: what a Ray worker sends
     back, rebuilt around the driver's own setup (:meth:`rebuild`)."""
 
     calls: list[RecordedCall]
     ext: dict[str, Any]
     invocation_id: str
-    invoked: _Invoked
+    invoked: AgentAnswer
     record: TrialRecord
     started: Pending
     diagnostics: dict[str, Any]
     ended_at: str
 
     @classmethod
-    def of(cls, done: Finished) -> Played:
+    def of(cls, done: PlayedTrial) -> PortableTrial:
         boundary = done.boundary
         return cls(
             boundary.calls,
@@ -104,8 +106,8 @@ class Played:
             done.ended_at,
         )
 
-    def rebuild(self, setup: TrialSetup) -> Finished:
-        """The :class:`Finished` of this trial around ``setup`` (its task, trial, agent)."""
+    def rebuild(self, setup: TrialSetup) -> PlayedTrial:
+        """The :class:`PlayedTrial` of this trial around ``setup`` (its task, trial, agent)."""
         boundary = ToolBoundary(
             agent_id=setup.agent.agent_id,
             task_id=setup.task.task_id,
@@ -116,7 +118,7 @@ class Played:
         )
         boundary.calls, boundary.ext = self.calls, self.ext
         boundary.closed = True
-        return Finished(
+        return PlayedTrial(
             setup,
             boundary,
             self.invoked,
@@ -128,7 +130,7 @@ class Played:
 
 
 @dataclass
-class _Invoked:
+class AgentAnswer:
     """What the agent did: its reply, or why there is none."""
 
     reply: AgentReply | None
@@ -139,7 +141,7 @@ class _Invoked:
     """What the agent exchanged with a model: its reply's, or its exception's."""
 
 
-async def run_trial(setup: TrialSetup) -> Finished:
+async def run_trial(setup: TrialSetup) -> PlayedTrial:
     task = setup.task.task
     invocation_id = serial_id("inv-")
     boundary = ToolBoundary(
@@ -179,10 +181,10 @@ async def run_trial(setup: TrialSetup) -> Finished:
         tags, located = trial_findings(setup.safety, setup.task, record, judged)
         record = replace(record, findings=tags)
         diagnostics["safetyFindings"] = located
-    return Finished(setup, boundary, invoked, record, started, diagnostics, utc_stamp())
+    return PlayedTrial(setup, boundary, invoked, record, started, diagnostics, utc_stamp())
 
 
-def finish_trial(plan: GradingPlan, done: Finished) -> TrialOutcome:
+def finish_trial(plan: GradingPlan, done: PlayedTrial) -> GradedTrial:
     """Grade the trial and give it its closing events (bounded CPU work: run it off the
     event loop, which a host shares with its requests)."""
     setup, boundary, record = done.setup, done.boundary, done.record
@@ -190,7 +192,7 @@ def finish_trial(plan: GradingPlan, done: Finished) -> TrialOutcome:
     done.diagnostics["calls"] = [c.as_dict() for c in boundary.calls]
     closing = _closing_events(setup, boundary, done.invoked, grade, record, done.ended_at)
     events = [done.started, *boundary.events(), *closing]
-    return TrialOutcome(record, grade, boundary.invocation_id, events, done.diagnostics)
+    return GradedTrial(record, grade, boundary.invocation_id, events, done.diagnostics)
 
 
 def _started_event(setup: TrialSetup, boundary: ToolBoundary) -> Pending:
@@ -205,7 +207,7 @@ def _started_event(setup: TrialSetup, boundary: ToolBoundary) -> Pending:
     )
 
 
-async def _invoke(setup: TrialSetup, boundary: ToolBoundary) -> _Invoked:
+async def _invoke(setup: TrialSetup, boundary: ToolBoundary) -> AgentAnswer:
     """Run the agent behind the boundary, under the timeout; any failure is the trial's."""
     task = setup.task.task
     memory = tuple(task.fixtures.memory_seed or ()) if task.fixtures else ()
@@ -242,13 +244,15 @@ async def _invoke(setup: TrialSetup, boundary: ToolBoundary) -> _Invoked:
     elapsed_ms = (time.monotonic() - started) * 1000
     reported = reply.latency_ms if reply is not None else None
     latency_ms = round(elapsed_ms if reported is None else reported)
-    return _Invoked(reply, error, error_kind, latency_ms, reply.transcript if reply else transcript)
+    return AgentAnswer(
+        reply, error, error_kind, latency_ms, reply.transcript if reply else transcript
+    )
 
 
 def _closing_events(
     setup: TrialSetup,
     boundary: ToolBoundary,
-    invoked: _Invoked,
+    invoked: AgentAnswer,
     grade: TrialGrade,
     record: TrialRecord,
     stamp: str,

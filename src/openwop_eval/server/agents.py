@@ -9,7 +9,7 @@ from urllib.parse import unquote
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from ..deployments import Deployment, Transition, active_on
+from ..protocol.deployments import Deployment, Transition, active_on
 from ..store import RunRecord
 from ..store.host import DeploymentConflictError
 from .auth import Principal, require

@@ -18,10 +18,9 @@ from starlette.types import ASGIApp, Lifespan, Message, Receive, Scope, Send
 
 from .. import __version__
 from ..core import names as n
-from ..deployments import STATES
-from ..html.viewer import viewer_routes
-from ..log.names import EVENT_LOG_SCHEMA_VERSION
+from ..log.event_names import EVENT_LOG_SCHEMA_VERSION
 from ..log.versions import LogVersionError
+from ..protocol.deployments import STATES
 from ..store import Store, StoreUnavailableError
 from ..store.host import HostStore
 from ..store.leases import Lease
@@ -52,7 +51,8 @@ from .report import run_report
 from .runs import cancel_run, create_run, eval_summary, get_run, list_runs
 from .state import HostState, host, respond
 from .stream import events, poll
-from .workers import RunWorkers
+from .viewer import viewer_routes
+from .worker_pool import RunWorkers
 
 
 def discovery_document(state: HostState) -> dict[str, Any]:

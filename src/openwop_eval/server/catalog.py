@@ -11,11 +11,11 @@ from typing import Any
 
 from ..agents import Agent, OpenAIAgentOptions, absolute_spec, resolve_agent
 from ..core import SuiteError
+from ..files.suites import LoadedSuite, load_suite, suite_document
 from ..judges import resolve_judge
 from ..runner import RunOptions
 from ..runner.tools import LiveTool, load_live_tools
 from ..store import RunRecord
-from ..suitefile import LoadedSuite, load_suite, suite_document
 from .config import AgentConfig, ConfigError, HostConfig
 from .deploy import unfailable
 

@@ -1,5 +1,5 @@
 """Agent deployment requests and the eval gate (RFC 0246 reads `passed`); the state machine
-itself is data, in :mod:`openwop_eval.deployments`.
+itself is data, in :mod:`openwop_eval.protocol.deployments`.
 
 The gate is fail-closed: a promotion into a gated state (or past one) needs an eval run of
 this agent in the caller's tenant that completed and whose summary says ``passed: true`` —
@@ -17,7 +17,7 @@ from typing import Any
 from ..compare import CompareInputError, compare, read_side, regression_reasons
 from ..core import Suite
 from ..core.stats import decimal
-from ..deployments import (
+from ..protocol.deployments import (
     STATES,
     TRANSITIONS,
     Deployment,
@@ -84,7 +84,7 @@ def transition_of(body: dict[str, Any], policy: DeploymentPolicy) -> Transition:
 def plan_transition(
     records: list[Deployment], step: Transition, tenant: str, agent_id: str
 ) -> Plan:
-    """:func:`openwop_eval.deployments.plan`, its refusals as ``400 validation_error``."""
+    """:func:`openwop_eval.protocol.deployments.plan`, its refusals as ``400 validation_error``."""
     try:
         return plan(records, step, tenant, agent_id)
     except TransitionError as exc:

@@ -14,9 +14,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from ..core import SuiteError
+from ..files.suites import parse_suite
 from ..log.rundiff import DiffSide, run_diff
 from ..store import RunRecord, Store
-from ..suitefile import parse_suite
 from .auth import Principal, require
 from .errors import ApiError, not_found, validation
 from .ids import unproject

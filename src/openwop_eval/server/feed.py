@@ -32,7 +32,7 @@ from typing import Any, Final, NamedTuple
 
 import orjson
 
-from ..log.names import RUN_CANCELLED, RUN_COMPLETED, RUN_FAILED
+from ..log.event_names import RUN_CANCELLED, RUN_COMPLETED, RUN_FAILED
 from ..store import EventRow, Store
 from ..store.sql import Within
 from .hub import Hub

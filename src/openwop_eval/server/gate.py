@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core import Suite
-from ..log.names import EVAL_STARTED
+from ..log.event_names import EVAL_STARTED
 from ..log.terms import terms_of
 from ..store import RunRecord, Store
 from ..store.host import HostStore

@@ -10,7 +10,7 @@ import functools
 import re
 from urllib.parse import unquote
 
-from ..wire import project
+from ..protocol.ids import project
 from .errors import validation
 
 __all__ = ["project", "unproject"]

@@ -18,8 +18,8 @@ from typing import Any, Final, TypeGuard
 
 from starlette.requests import Request
 
+from ..base.limits import MAX_SUITE_ID_CHARS, MAX_SUITE_VERSION_CHARS
 from ..core.suite import SUITE_ID_PATTERN
-from ..limits import MAX_SUITE_ID_CHARS, MAX_SUITE_VERSION_CHARS
 from .errors import ApiError, validation
 
 MAX_TENANT_CHARS: Final = 128
@@ -33,7 +33,7 @@ MAX_VERSION_CHARS: Final = 100
 MAX_CHANNEL_CHARS: Final = 100
 """A deployment ``channel`` (one of the configured channels)."""
 MAX_SUITE_REF_CHARS: Final = MAX_SUITE_ID_CHARS + 1 + MAX_SUITE_VERSION_CHARS
-"""``suiteId@version`` (the suite's own limits are the loader's, in ``openwop_eval.limits``)."""
+"""``suiteId@version`` (the suite's own limits are the loader's, in ``base.limits``)."""
 MAX_IDEMPOTENCY_KEY_CHARS: Final = 255
 """Printable ASCII (an sf-string); ``idempotency.key`` holds 300."""
 MAX_OPERATION_CHARS: Final = 120

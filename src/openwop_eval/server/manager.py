@@ -49,7 +49,7 @@ from ..store.status import RunStatusError
 from .catalog import Catalog, CatalogSuite, HostAgent
 from .hub import Hub
 from .slots import Admission, RunSlots
-from .workers import Orphans, RunWorkers, WorkerRun
+from .worker_pool import Orphans, RunWorkers, WorkerRun
 
 log = logging.getLogger("openwop_eval.server")
 

@@ -12,9 +12,9 @@ import asyncio
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
-from ..html import PAGE_HEADERS, render_report, report_data
+from ..reports.html import PAGE_HEADERS, render_report, report_data
+from ..reports.model import result_report
 from ..runner import RunError
-from ..runner.report_model import result_report
 from ..runner.result import RunResult
 from ..runner.stored import stored_result
 from .auth import require

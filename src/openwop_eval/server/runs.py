@@ -11,7 +11,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from ..log.names import EVENT_LOG_SCHEMA_VERSION, workflow_id
+from ..log.event_names import EVENT_LOG_SCHEMA_VERSION, workflow_id
 from ..store import RunRecord
 from .auth import Principal, require
 from .errors import PROTOCOL_VERSION, ApiError, not_found, validation

@@ -22,7 +22,7 @@ from collections.abc import Callable, Collection, Mapping
 from types import CodeType, FrameType
 from typing import Final
 
-log = logging.getLogger("openwop_eval.server.worker")
+log = logging.getLogger("openwop_eval.server.run_worker")
 
 BEAT_S: Final = 0.25
 """How often the loop beats and the watchdog looks."""

@@ -19,8 +19,8 @@ from typing import Any, Literal
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from ..clock import utc_stamp
-from ..deployments import Deployment, channel_of
+from ..protocol.deployments import Deployment, channel_of
+from ..runtime.clock import utc_stamp
 from .records import HOST_AGENT, RunRecord
 from .schema import (
     deployment_heads,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from .. import jsontext
+from ..base import jsontext
 from .status import TERMINAL_STATUSES, RunStatus
 
 __all__ = ["HOST_AGENT", "TERMINAL_STATUSES", "EventRow", "RunRecord", "RunStatus"]

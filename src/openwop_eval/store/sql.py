@@ -23,8 +23,8 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from .. import jsontext
-from ..clock import utc_stamp
+from ..base import jsontext
+from ..runtime.clock import utc_stamp
 from .bulk import insert_events, insert_rows, landed, mark, run_exists
 from .checkpoint import WalCheckpointer
 from .deadline import WATCHDOG

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..agents.base import AgentReply, ToolPort, TrialContext
-from ..agents.scripted import replay
+from ..agents.scripted import play_back
 from ..core.records import Recording
 from .records import TraceRecord
 
@@ -40,7 +40,7 @@ class TraceAgent:
                 f"no trace for this trial (task {context.task_id!r}, trial {context.trial})"
             )
         reply = AgentReply(record.output, record.cost_usd, record.latency_ms)
-        return await replay(port, ((c.tool, c.args) for c in record.calls), reply, record.error)
+        return await play_back(port, ((c.tool, c.args) for c in record.calls), reply, record.error)
 
 
 def recording_of(records: Iterable[TraceRecord], count: int) -> Recording:

@@ -1,6 +1,6 @@
 """Reading trace files: bounded, strict JSON, the format told from the content.
 
-A file is read within the limits of every document (:mod:`openwop_eval.limits`: its size,
+A file is read within the limits of every document (:mod:`openwop_eval.base.limits`: its size,
 nesting depth and values), as one JSON document or as JSON lines (``.jsonl``/``.ndjson``,
 or any other name that is not one JSON document), and is then one of: OTLP/JSON export
 requests (``resourceSpans``; one per line, as the collector's file exporter writes them),
@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .. import limits
-from ..documents import parse_document, read_bounded
+from ..base import limits
+from ..files.documents import parse_document, read_bounded
 from .conversations import UnreadableError, file_trace, is_entry, is_record, record_trace
 from .inspect_log import read_inspect_log
 from .otlp import Span, spans_of

@@ -16,7 +16,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from .. import limits
+from ..base import limits
 from ..core import JSON
 from .chat import Calls
 from .records import Trace, TraceCall, TraceError, parse_arguments, parse_result

@@ -22,7 +22,7 @@ from pydantic import Field, StrictInt, ValidationError
 
 from ..core.problems import format_loc
 from ..core.suite import Closed
-from ..documents import read_document
+from ..files.documents import read_document
 from .records import Trace, TraceProblem, TraceRecord
 
 

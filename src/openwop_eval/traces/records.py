@@ -13,7 +13,7 @@ from typing import Any
 from ..agents.openai_messages import RAW_ARGUMENTS
 from ..core import JSON
 from ..core.problems import Loc, Problem, format_loc
-from ..documents import check_values, parse_document
+from ..files.documents import check_values, parse_document
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +77,7 @@ class TraceProblem:
 
     @classmethod
     def of(cls, source: str, problem: Problem, line: int | None = None) -> TraceProblem:
-        """A document's problem (see :mod:`openwop_eval.documents`), in ``source``."""
+        """A document's problem (see :mod:`openwop_eval.files.documents`), in ``source``."""
         where = problem.path if problem.loc else ""
         return cls(source, problem.message, problem.line if line is None else line, where)
 

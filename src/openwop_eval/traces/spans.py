@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..core import JSON
-from ..documents import parse_document
+from ..files.documents import parse_document
 from .otlp import Span
 from .records import Trace, TraceCall, TraceError, parse_arguments, parse_result, text_of
 

@@ -1,0 +1,2 @@
+"""Leaf tools the whole package shares, pure: fast JSON text and every documented limit of
+untrusted input."""

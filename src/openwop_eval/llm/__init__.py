@@ -1,0 +1,2 @@
+"""OpenAI-compatible model endpoints: the HTTP and retry code the `openai:` agent and judge
+share."""

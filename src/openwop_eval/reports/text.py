@@ -1,0 +1,132 @@
+"""The renderings of a finished run's report for CI: JUnit XML and Markdown, and the rows
+a table lists (the terminal's run table reads them too). All of them read the one report
+model (:mod:`.report_model`); the JSON report is its serialisation.
+
+Unlike the summary and the events, a report is a local diagnostic and carries content:
+outputs, trajectories, judge verdicts and the reason each trial failed.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+
+from ..base import limits
+from ..core import Reason
+from .model import Report, TaskReport, TrialReport
+
+
+def failure_lines(task: TaskReport, count: int) -> list[str]:
+    """``#N reason`` for each failed trial the task keeps (its first few), then a count of
+    the others; ``count`` is the trials of the task."""
+    lines = [f"#{t.index + 1} {failure}" for t in task.failures if (failure := t.first_failure)]
+    more = count - task.passed_trials - len(task.failures)
+    if more > 0:
+        lines.append(f"… and {more} more failed trial{'s' if more > 1 else ''} (all in the report)")
+    return lines
+
+
+def listed_tasks(report: Report) -> tuple[tuple[TaskReport, ...], str | None]:
+    """The tasks a table lists, and a line on those it leaves out (None: it lists them all).
+    Up to ``MAX_TABLE_TASKS`` tasks, every one; past it, the first ``MAX_TABLE_TASKS`` that
+    did not pass: ten thousand rows help nobody, and took seconds to print."""
+    tasks, most = report.tasks, limits.MAX_TABLE_TASKS
+    if len(tasks) <= most:
+        return tasks, None
+    failed = [t for t in tasks if not t.passed]
+    shown, passed = tuple(failed[:most]), len(tasks) - len(failed)
+    said = [f"the {passed:,} tasks that passed are not listed"] if passed else []
+    if len(failed) > most:
+        said.insert(0, f"listed: the first {most} of the {len(failed):,} that did not pass")
+    why = f"past {most} tasks only those that did not pass are; the report has every task"
+    return shown, f"{'; '.join(said)} ({why})"
+
+
+def junit_xml(report: Report) -> str:
+    """One test case per task (its trials listed), and one for the suite's gate when it
+    did not pass."""
+    tasks = report.tasks
+    failures = sum(not t.passed for t in tasks)
+    root = ET.Element(
+        "testsuites", name="openwop-eval", tests=str(len(tasks)), failures=str(failures)
+    )
+    node = ET.SubElement(
+        root, "testsuite", name=report.title, tests=str(len(tasks)), failures=str(failures)
+    )
+    ET.SubElement(ET.SubElement(node, "properties"), "property", name="runId", value=report.run_id)
+    for task in tasks:
+        case = ET.SubElement(node, "testcase", classname=report.suite_id, name=task.task_id)
+        lines = [_trial_line(t) for t in task.trials]
+        if not task.passed:
+            message = str(task.reasons[0]) if task.reasons else "the task did not pass"
+            failure = ET.SubElement(case, "failure", message=message, type="eval-task-failed")
+            failure.text = "\n".join(lines)
+        ET.SubElement(case, "system-out").text = (
+            f"score {task.score:g}, gatedScore {task.gated_score:g}\n" + "\n".join(lines)
+        )
+    if not report.passed:
+        case = ET.SubElement(node, "testcase", classname=report.suite_id, name="(suite gate)")
+        ET.SubElement(
+            case, "failure", message=reason_text(report.reasons), type="eval-suite-failed"
+        )
+        node.set("tests", str(len(tasks) + 1))
+        node.set("failures", str(failures + 1))
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _trial_line(trial: TrialReport) -> str:
+    failure = trial.first_failure
+    status = "passed" if trial.passed else trial.outcome
+    return f"trial {trial.index + 1}: {status}, score {trial.score:g}" + (
+        f" — {failure}" if failure else ""
+    )
+
+
+def markdown(report: Report) -> str:
+    """The step summary of CI: the verdict, a row per listed task with its first failure,
+    the suite's reasons and the safety findings."""
+    verdict = "✅ passed" if report.passed else "❌ did not pass"
+    lines = [
+        f"### Eval `{report.title}`: {verdict}",
+        "",
+        f"Aggregate score {report.aggregate_score:.3g}, gated {report.gated_aggregate_score:.3g},"
+        f" pass score {report.pass_score:g}; "
+        f"{report.passed_count}/{len(report.tasks)} tasks passed. Run `{report.run_id}`.",
+    ]
+    tasks, left_out = listed_tasks(report)
+    if tasks:
+        lines += [
+            "",
+            "| task | score | gated | passed | first failure |",
+            "| --- | --- | --- | --- | --- |",
+        ]
+    for task in tasks:
+        failure = next(
+            (f"trial {t.index + 1}: {t.first_failure}" for t in task.failures if t.first_failure),
+            "",
+        )
+        lines.append(
+            f"| `{task.task_id}` | {task.score:.3g} | {task.gated_score:.3g} | "
+            f"{'yes' if task.passed else '**no**'} | {_cell(failure)} |"
+        )
+    if left_out is not None:
+        lines += ["", left_out[0].upper() + left_out[1:] + "."]
+    if report.reasons:
+        lines += ["", *(f"- {_cell(str(r))}" for r in report.reasons)]
+    found = [t for t in report.tasks if t.findings]
+    if found:
+        lines += ["", "Safety findings:", ""]
+        lines += [
+            f"- `{t.task_id}`: " + ", ".join(f"{f.kind} ({f.severity})" for f in t.findings)
+            for t in found
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def reason_text(reasons: Sequence[Reason]) -> str:
+    return "; ".join(str(r) for r in reasons)
