@@ -12,9 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from openwop_eval.cli.main import main
-from openwop_eval.pytest_plugin.run import task_text
 from openwop_eval.reports.model import build_report
-from openwop_eval.reports.text import listed_tasks
+from openwop_eval.reports.text import listed_tasks, task_text
 from openwop_eval.runner import stored as detail_module
 from tests.helpers import golden, graded, suite_doc, trial
 

@@ -21,7 +21,7 @@ from ..conformance.evidence import HostBuild, build_evidence
 from ..conformance.harness import ConformanceResult, Harness, HostUnreachableError
 from ..conformance.verifier import signing_keys
 from .codes import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_INVALID, EXIT_OK
-from .conformance_verify import verify
+from .conformance_verify import JSON_OUTPUT, emit_json, verify
 
 STYLE = {
     "executed-pass": "green",
@@ -98,12 +98,7 @@ def _read(path: str) -> bytes:
     show_default=True,
     help="Bearer key for the host (or $OPENWOP_API_KEY).",
 )
-@click.option(
-    "--json",
-    "json_path",
-    type=click.Path(dir_okay=False),
-    help="Write the machine-readable result here ('-' for stdout).",
-)
+@JSON_OUTPUT
 @click.option(
     "--suite-ref",
     "suite_refs",
@@ -186,11 +181,8 @@ def run(
         sys.exit(EXIT_INCOMPLETE)
     finally:
         harness.close()
-    if json_path == "-":
-        click.echo(json.dumps(result.as_dict(), indent=2, default=str))
-    else:
-        if json_path:
-            Path(json_path).write_text(json.dumps(result.as_dict(), indent=2, default=str) + "\n")
+    emit_json(json_path, result.as_dict())
+    if json_path != "-":
         print_result(Console(highlight=False, width=160), result)
     if signer is not None and evidence_path is not None:
         _write_evidence(err, result, signer, evidence_path)

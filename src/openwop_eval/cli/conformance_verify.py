@@ -46,6 +46,15 @@ EXIT_UNREADABLE = EXIT_INCOMPLETE
 STYLE = {"verified": "green", "rejected": "red", "unverified": "yellow"}
 
 
+JSON_OUTPUT = click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False),
+    help="Write the machine-readable result here ('-' for stdout).",
+)
+"""The machine-readable result of a conformance command, to a file or stdout."""
+
+
 def safe(value: Any, limit: int = 300) -> str:
     """Untrusted text made inert for the terminal: escaped controls, escaped markup, bounded."""
     text = printable(str(value))
@@ -70,12 +79,7 @@ def safe(value: Any, limit: int = 300) -> str:
     type=click.Path(dir_okay=False, path_type=Path),
     help="The independent verifier's public key (PEM), for an evidenceTier: independent claim.",
 )
-@click.option(
-    "--json",
-    "json_path",
-    type=click.Path(dir_okay=False),
-    help="Write the machine-readable result here ('-' for stdout).",
-)
+@JSON_OUTPUT
 @click.option(
     "--timeout",
     "timeout_s",
@@ -134,7 +138,7 @@ def verify(
     try:
         result = verify_file(bundle, host_key=host, discovery=live, verifier_key=verifier)
     except BundleUnreadableError as exc:
-        _emit_json(json_path, {"verdict": "unreadable", "exitCode": 3, "error": str(exc)})
+        emit_json(json_path, {"verdict": "unreadable", "exitCode": 3, "error": str(exc)})
         err.print(f"[red]unreadable:[/red] {safe(exc)}")
         sys.exit(EXIT_UNREADABLE)
     again = _rerun(bundle, api_key, require_behavior) if do_rerun else None
@@ -150,7 +154,7 @@ def verify(
         data["discovery"] = {"url": live.url, "read": live.keys is not None, "error": live.error}
     if again is not None:
         data["rerun"] = _rerun_dict(again)
-    _emit_json(json_path, data)
+    emit_json(json_path, data)
     if json_path != "-":
         console = Console(highlight=False, width=160)
         print_verification(console, bundle, result, live)
@@ -192,7 +196,8 @@ def print_rerun(console: Console, again: Rerun) -> None:
     console.print(table)
 
 
-def _emit_json(json_path: str | None, data: dict[str, Any]) -> None:
+def emit_json(json_path: str | None, data: dict[str, Any]) -> None:
+    """Write ``data`` as indented JSON to ``json_path``, or to stdout for ``-``."""
     text = json.dumps(data, indent=2, default=str)
     if json_path == "-":
         click.echo(text)

@@ -24,6 +24,7 @@ import pytest
 from ..agents import AgentSpecError
 from ..core import SuiteError
 from ..judges import JudgeSpecError
+from ..reports.text import task_text
 from ..runner import RunError, RunOptions
 from ..store import default_url
 from .run import (
@@ -34,7 +35,6 @@ from .run import (
     gate_text,
     problems_text,
     read_suite,
-    task_text,
     wire,
 )
 

@@ -29,7 +29,7 @@ from ..files.suites import LoadedSuite, parse_suite
 from ..judges import resolve_judge
 from ..reports.model import Report, TaskReport, report_text, result_report
 from ..reports.terminal import print_problems, print_run_table
-from ..reports.text import failure_lines, reason_text
+from ..reports.text import reason_text
 from ..runner import RunError, RunOptions, RunResult, RunSpec, SpecError, run_suite_async, validate
 from ..store import Store
 
@@ -212,15 +212,6 @@ def _agent(agent: object, base: Path, threads: int) -> tuple[Agent, str]:
 def problems_text(source: str, problems: list[Problem]) -> str:
     """The problems as ``openwop-eval validate`` prints them, one a line."""
     return _render(lambda console: print_problems(console, source, problems))
-
-
-def task_text(task: TaskReport, count: int, run_id: str) -> str:
-    """Why the task passed or not, then its failed trials' first failed constraints — the
-    run table's row, one trial a line (the first few; ``count`` trials in all)."""
-    head = "passed" if task.passed else (reason_text(task.reasons) or "did not pass")
-    lines = [head, *(f"  {line}" for line in failure_lines(task, count))]
-    lines.append(f"score {task.score:.3g}, gated {task.gated_score:.3g}; run {run_id}")
-    return "\n".join(lines)
 
 
 def gate_text(result: RunResult, report: Report) -> str:

@@ -130,3 +130,12 @@ def _cell(text: str) -> str:
 
 def reason_text(reasons: Sequence[Reason]) -> str:
     return "; ".join(str(r) for r in reasons)
+
+
+def task_text(task: TaskReport, count: int, run_id: str) -> str:
+    """Why the task passed or not, then its failed trials' first failed constraints — the
+    run table's row, one trial a line (the first few; ``count`` trials in all)."""
+    head = "passed" if task.passed else (reason_text(task.reasons) or "did not pass")
+    lines = [head, *(f"  {line}" for line in failure_lines(task, count))]
+    lines.append(f"score {task.score:.3g}, gated {task.gated_score:.3g}; run {run_id}")
+    return "\n".join(lines)

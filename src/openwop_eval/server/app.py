@@ -128,18 +128,28 @@ ROUTES = [
 ]
 
 
-class ProtocolMiddleware:
-    """Refuse unknown protocol majors (406) and NUL anywhere in the path, query or headers
-    (400: PostgreSQL text cannot hold it, so no route may pass it on), keep projected ids
-    whole, stamp the version."""
+class _HttpMiddleware:
+    """ASGI middleware that sees HTTP requests only; lifespan and the rest pass through."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] == "http":
+            await self.http(scope, receive, send)
+        else:
             await self.app(scope, receive, send)
-            return
+
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raise NotImplementedError
+
+
+class ProtocolMiddleware(_HttpMiddleware):
+    """Refuse unknown protocol majors (406) and NUL anywhere in the path, query or headers
+    (400: PostgreSQL text cannot hold it, so no route may pass it on), keep projected ids
+    whole, stamp the version."""
+
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         raw_version, nul = None, False
         for name, value in scope["headers"]:  # one pass; the last of repeats counts
             nul = nul or b"\x00" in value
@@ -168,20 +178,14 @@ class ProtocolMiddleware:
         await self.app(scope, receive, send)
 
 
-class LastResortMiddleware:
+class LastResortMiddleware(_HttpMiddleware):
     """Answer anything unexpected with the content-free 500 envelope and keep the
     connection: Starlette's own last resort re-raises after answering, and the server then
     drops the keep-alive connection unannounced, resetting the client's next request on it.
     An exception after the response started still propagates: the server must cut that
     response short."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = False
 
         async def sending(message: Message) -> None:

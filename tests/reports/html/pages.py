@@ -15,7 +15,7 @@ from playwright.sync_api import Locator, Page, expect
 
 from openwop_eval.cli.main import main
 
-ROOT = Path(__file__).parent.parent.parent
+ROOT = Path(__file__).parents[3]
 EXAMPLE = ROOT / "examples/support-refunds"
 
 
