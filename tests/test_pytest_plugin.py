@@ -25,6 +25,7 @@ import openwop_eval.reports.text
 import openwop_eval.runner
 import openwop_eval.store  # noqa: F401
 from openwop_eval.cli.main import main
+from tests.gate import booking
 from tests.helpers import count_grading
 
 pytest_plugins = ["pytester"]
@@ -288,3 +289,25 @@ def test_the_report_reads_the_runs_own_grades(
     assert set(graded.values()) == {1}
     report = json.loads((project.path / "out" / "report.json").read_text())
     assert sum(len(t["trials"]) for t in report["tasks"]) == len(TASKS) * 3
+
+
+def test_a_task_the_gate_does_not_require_is_an_expected_failure(
+    pytester: pytest.Pytester,
+) -> None:
+    """The booking scenario: the suite passes on its aggregate while one task fails. pytest
+    exits 0 as `run` does, the task an xfail saying why; a policy requiring every task
+    makes it a failure and the gate's test fails, exit 1."""
+    for name, gate in (("lax.yaml", None), ("strict.yaml", {"requireAllTasks": True})):
+        (pytester.path / name).write_text(json.dumps(booking.suite(gate)))
+    (pytester.path / "agent.json").write_text(json.dumps(booking.agent()))
+    given = ("-p", "openwop_eval.pytest_plugin", "--openwop-agent=scripted:agent.json")
+
+    lax = run(pytester, *given, "lax.yaml", "-rx")
+    lax.assert_outcomes(passed=4, xfailed=1)
+    assert lax.ret == pytest.ExitCode.OK
+    lax.stdout.fnmatch_lines(["*the gate passed without it (requireAllTasks would count it)*"])
+
+    strict = run(pytester, *given, "strict.yaml")
+    strict.assert_outcomes(passed=3, failed=2)
+    assert strict.ret == pytest.ExitCode.TESTS_FAILED
+    strict.stdout.fnmatch_lines(["*requireAllTasks: 1 task(s) did not pass: book-cheapest-flight*"])

@@ -198,6 +198,7 @@ def grade_task(plan: GradingPlan, task: CompiledTask, records: Sequence[TrialRec
         exact_latency_ms=exact_latency,
         findings=distinct_tags([f for t in trials for f in t.findings]),
         failures=tuple(t for t in trials if not t.passed)[:FAILURES_KEPT],
+        cost_unknown=sum(t.cost_usd is None and t.outcome != "not-run" for t in trials),
     )
 
 

@@ -71,7 +71,13 @@ def test_event_sequence_is_the_openwop_eval_sequence(run_cli: Callable[..., Ran]
         ext = event["payload"]["x-openwop-eval"]
         assert set(ext) >= {"taskId", "trial", "invocationId"}
     completed = ran.events[-2]["payload"]
-    assert completed == {"aggregateScore": 1.0, "passed": False, "taskCount": 2, "passedCount": 1}
+    assert completed == {
+        "aggregateScore": 1.0,
+        "passed": False,
+        "taskCount": 2,
+        "passedCount": 1,
+        "x-openwop-eval": {"gate": {"passed": False, "rules": []}},  # content-free: codes only
+    }
     assert ran.events[-1]["payload"]["outputs"]["evalSummary"] == ran.summary
 
 

@@ -18,8 +18,8 @@ from typing import Any
 from pydantic import Field, ValidationError
 
 from ..core import JSON
+from ..core.closed import Closed
 from ..core.problems import Problem
-from ..core.suite import Closed
 from ..files.documents import read_document
 from .base import (
     AgentProtocolError,

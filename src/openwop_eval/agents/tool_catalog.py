@@ -27,8 +27,8 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from pydantic import Field, ValidationError, field_validator
 
+from ..core.closed import Closed
 from ..core.problems import Problem
-from ..core.suite import Closed
 from ..files.documents import read_document
 from .base import AgentSpecError
 

@@ -75,9 +75,11 @@ def grade(
     no_secret_scan: bool,
     severities: tuple[str, ...],
     fail_on_severity: str | None,
+    require_all_tasks: bool,
+    unknown_cost: str | None,
 ) -> None:
     """Grade the recorded TRACES (OpenAI chat messages or Responses items, OTLP/JSON spans,
-    Inspect logs) against SUITE; exit 0 if the suite passed, 1 if it did not, 2 on invalid
+    Inspect logs) against SUITE; exit 0 if the gate passed, 1 if it did not, 2 on invalid
     input, 3 if the run could not complete."""
     out_console, err = consoles()
     try:
@@ -95,7 +97,14 @@ def grade(
     _print_missing(err, recorded.missing)
     store = open_store(err, store_url)
     given = ModeArgs(
-        baseline, canaries, canaries_file, no_secret_scan, severities, fail_on_severity
+        baseline,
+        canaries,
+        canaries_file,
+        no_secret_scan,
+        severities,
+        fail_on_severity,
+        require_all_tasks,
+        unknown_cost,
     )
     agent = TraceAgent(recorded.records, agent_id)
     count = loaded.suite.trials_or_default.count
@@ -115,7 +124,7 @@ def grade(
     write_outputs(made, out, report, junit, markdown_path, html_path)
     print_run_table(out_console, made)
     print_modes(out_console, made)
-    sys.exit(EXIT_OK if result.summary["passed"] else EXIT_FAILED)
+    sys.exit(EXIT_OK if result.gate.passed else EXIT_FAILED)
 
 
 def _print_problems(err: Console, problems: Sequence[TraceProblem]) -> None:

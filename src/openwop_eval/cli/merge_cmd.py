@@ -83,7 +83,7 @@ def merge(
     table = build_report(merged.run_id, "", merged.grade, merged.summary, {})
     print_run_table(out_console, table)
     err.print(f"merged {merged.shards} shard(s), {merged.trials} trial(s) into {merged.run_id}")
-    sys.exit(EXIT_OK if merged.summary["passed"] else EXIT_FAILED)
+    sys.exit(EXIT_OK if table.passed else EXIT_FAILED)
 
 
 def _discard(partial: Path | None) -> None:

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from ..core import names as n
+from ..core.gate_policy import UnknownCost
 from ..core.safety import DEFAULT_SEVERITIES, SafetyPolicy, Severity, finding_problem
 from ..files.documents import read_bounded
 from ..files.summaries import SummaryFileError, read_summary_file
@@ -73,6 +74,18 @@ def mode_options(command: Callable[..., Any]) -> Callable[..., Any]:
             type=click.Choice(n.SEVERITIES),
             help="Adversarial suites: a finding at or above LEVEL fails its trial and task.",
         ),
+        click.option(
+            "--require-all-tasks",
+            is_flag=True,
+            help="The gate needs every task to pass, beside the suite's gated aggregate"
+            " (the suite's gate policy may already say so).",
+        ),
+        click.option(
+            "--unknown-cost",
+            type=click.Choice(["fail", "zero"]),
+            help="With maxCostUsd set, a trial that reports no cost: fail (the default)"
+            " keeps the gate shut; zero counts it as 0, as RFC 0246 does.",
+        ),
     ]
     for option in reversed(options):
         command = option(command)
@@ -89,6 +102,8 @@ class ModeArgs:
     no_secret_scan: bool = False
     severities: tuple[str, ...] = ()
     fail_on_severity: str | None = None
+    require_all_tasks: bool = False
+    unknown_cost: str | None = None
 
     @property
     def detectors_given(self) -> bool:
@@ -98,6 +113,8 @@ class ModeArgs:
 NAMES: Names = {
     ("baseline",): "--baseline",
     ("terms", "fail_on_severity"): "--fail-on-severity",
+    ("terms", "require_all_tasks"): "--require-all-tasks",
+    ("terms", "unknown_cost"): "--unknown-cost",
     ("safety",): "--canary, --canaries-file, --no-secret-scan and --severity",
     ("safety", "severities"): "--severity",
     ("options", "shard"): "--shard:",
@@ -109,7 +126,12 @@ NAMES: Names = {
 def with_terms(err: Console, spec: RunSpec, given: ModeArgs) -> RunSpec:
     """``spec`` with the terms and detectors the options ask for (files read here; whether
     they fit the suite is the spec's check)."""
-    terms = replace(spec.terms, fail_on_severity=cast(Severity | None, given.fail_on_severity))
+    terms = replace(
+        spec.terms,
+        fail_on_severity=cast(Severity | None, given.fail_on_severity),
+        require_all_tasks=given.require_all_tasks,
+        unknown_cost=cast(UnknownCost | None, given.unknown_cost),
+    )
     safety = _safety(err, given) if given.detectors_given else None
     return replace(spec, terms=terms, baseline=_baseline(err, given.baseline), safety=safety)
 

@@ -111,6 +111,12 @@ from .shell import (
     " with `openwop-eval merge` for the verdict.",
 )
 @click.option(
+    "--fail-fast",
+    is_flag=True,
+    help="Stop once no outcome of the trials still to come can make the run pass (the RFC"
+    " rule and the gate policy, exactly); the trials not played count as not run.",
+)
+@click.option(
     "--executor",
     type=click.Choice(["local", "ray"]),
     default="local",
@@ -146,10 +152,15 @@ def run(**given: Any) -> None:
     print_modes(out_console, made)
     if result.budget_exhausted:
         err.print("[yellow]maxCostUsd was exceeded: trials after that point did not run[/yellow]")
+    if result.skipped:
+        err.print(
+            f"[yellow]--fail-fast: {result.skipped} trial(s) were not run: no outcome of them"
+            " could make the run pass[/yellow]"
+        )
     if args.shard is not None:  # its summary counts the other shards' trials as not run
         err.print(f"shard {args.shard} completed; the verdict is the merge's (openwop-eval merge)")
         sys.exit(EXIT_OK)
-    sys.exit(EXIT_OK if result.summary["passed"] else EXIT_FAILED)
+    sys.exit(EXIT_OK if result.gate.passed else EXIT_FAILED)
 
 
 @dataclass(frozen=True)
@@ -177,6 +188,7 @@ class RunArgs(ModeArgs):
     fixtures_from: tuple[str, ...] = ()
     live_shadow: bool = False
     shard: str | None = None
+    fail_fast: bool = False
     executor: str = "local"
     ray_address: str | None = None
     store_url: str | None = None
@@ -191,7 +203,11 @@ class RunArgs(ModeArgs):
         if self.resume_id is not None and self.agent_spec is None:
             return None
         return RunOptions(
-            self.concurrency, self.timeout_s, live_shadow=self.live_shadow, shard=self.shard
+            self.concurrency,
+            self.timeout_s,
+            live_shadow=self.live_shadow,
+            shard=self.shard,
+            fail_fast=self.fail_fast,
         )
 
     @property

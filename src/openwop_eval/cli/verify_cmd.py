@@ -9,8 +9,10 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 from ..core import GradingError, Suite, SuiteError
+from ..core.gate import GateVerdict, named
 from ..files.suites import load_suite
 from ..log import verify_log
 from ..log.audit import Verification
@@ -60,6 +62,7 @@ def verify(suite: str, events: str, summary_path: str | None, html_path: str | N
     if html_path:
         _write_html(html_path, read_jsonl(events), result)
     click.echo(json.dumps(result.summary, indent=2))
+    _say_gate(err, result.gate)
     for problem in result.log_problems:
         err.print(f"[yellow]log:[/yellow] {problem}")
     if given is None:
@@ -73,6 +76,16 @@ def verify(suite: str, events: str, summary_path: str | None, html_path: str | N
         f"[red]{len(result.mismatches)} field(s) of {summary_path} disagree with the log[/red]"
     )
     sys.exit(EXIT_FAILED)
+
+
+def _say_gate(err: Console, gate: GateVerdict) -> None:
+    """The gate the log bears out: open or shut, and why (the RFC's reasons are the summary's)."""
+    failed = gate.failed_tasks
+    said = "PASSED" if gate.passed else "NOT PASSED"
+    if gate.passed and failed:
+        said += f" — {len(failed)} task(s) failed: {named(failed)}"
+    shut = "; ".join(str(reason) for reason in gate.reasons)
+    err.print(f"gate: {escape(said)}" + (f" ({escape(shut)})" if shut else ""))
 
 
 def _verify(

@@ -13,10 +13,11 @@ from .plan import CompiledTask, GradingPlan, plan_suite
 from .problems import Problem
 from .reasons import Reason
 from .records import ToolCall, TrialRecord
+from .records_grade import grade, grade_suite, grade_task
 from .rubric import CriterionVerdict, Judge, JudgeRequest, check_verdicts, rubric_score
 from .suite import Suite, Task
 from .summary import EvalSummary, build_summary, summary_dict
-from .tally import SuiteTally, grade, grade_suite, grade_task
+from .tally import SuiteTally
 from .trajectory import TrajectoryResult, check_trajectory, compile_trajectory
 
 __all__ = [

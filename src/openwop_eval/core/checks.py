@@ -13,6 +13,7 @@ from typing import Any, TypeGuard
 
 from . import names as n
 from .canonical import is_number
+from .gate_checks import check_gate
 from .matchers import compile_args
 from .problems import Loc, Problem
 from .trajectory import ToolPattern
@@ -31,6 +32,7 @@ def check_suite(doc: Any) -> list[Problem]:
         for i, task in enumerate(tasks):
             if isinstance(task, dict):
                 problems.extend(_check_task(task, ("tasks", i)))
+    problems.extend(check_gate(doc))
     return problems
 
 

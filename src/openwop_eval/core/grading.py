@@ -88,6 +88,8 @@ class TaskGrade:
     failures: tuple[TrialGrade, ...] = ()
     """The trials that did not pass (a trial not run among them), lowest index first, at
     most ``FAILURES_KEPT``: what a summary shows, kept however many trials the task has."""
+    cost_unknown: int = 0
+    """Its trials that ran and reported no cost (a trial that did not run costs nothing)."""
 
 
 def grade_trial(plan: GradingPlan, task: CompiledTask, record: TrialRecord) -> TrialGrade:

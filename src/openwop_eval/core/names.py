@@ -83,6 +83,9 @@ REGRESSION_VS_BASELINE: Final = "regressionVsBaseline"
 project's reading; the digest names the member without a shape)."""
 
 # --- this project's members of the x-openwop-eval extension ----------------------------
+EXT: Final = "x-openwop-eval"
+"""The extension member this project writes where a closed protocol object admits ``x-``
+members: on event payloads, and on a suite and its tasks (gate policies, tags)."""
 EXT_FINDINGS: Final = "safetyFindings"
 """On a trial's ``eval.scored``: that trial's findings, ``[{kind, severity}]``."""
 EXT_FAIL_ON_SEVERITY: Final = "failOnSeverity"
@@ -94,6 +97,12 @@ EXT_DIFF_REF: Final = "diffRef"
 EXT_AGENT_VERSION: Final = "agentVersion"
 """On ``eval.started``: the version of the agent the run evaluated, when one is declared
 (a host's agent configuration); the deploy gate promotes only that version on the run."""
+EXT_GATE: Final = "gate"
+"""On ``eval.started``: what the run adds to its suite's gate policy (``requireAllTasks``,
+``unknownCost``); on ``eval.completed``: the gate's verdict, ``{passed, rules}`` (the rule
+of each policy condition that shut it: codes, never text)."""
+EXT_AS_OF: Final = "asOf"
+"""On ``eval.started``: the UTC date the run started, on which quarantines are judged."""
 EXT_SHARD: Final = "shard"
 """On ``eval.started`` of a shard's run: ``{index, count, suiteDigest, fixturesDigest,
 agentId}`` (see :mod:`openwop_eval.log.shards`)."""

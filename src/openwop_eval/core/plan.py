@@ -10,6 +10,7 @@ from typing import Final
 from . import names as n
 from .canonical import JSON
 from .errors import SuiteError
+from .gate_policy import GatePolicy, UnknownCost
 from .golden import golden_scorer
 from .problems import Problem, errors_in
 from .safety import Severity
@@ -57,10 +58,28 @@ class RunTerms:
     fail_on_severity: Severity | None = None
     """Adversarial runs: a finding at or above this severity fails its trial and task."""
     baseline: Baseline | None = None
+    require_all_tasks: bool = False
+    """``--require-all-tasks``: every task must pass, whatever the suite's gate policy says."""
+    unknown_cost: UnknownCost | None = None
+    """``--unknown-cost``: in place of the suite's ``unknownCost``."""
+    day: str | None = None
+    """The UTC date (ISO) the run started: quarantines are judged on it, so a resume or an
+    audit years later decides the gate as the run did."""
 
     def modes_of(self, suite: Suite) -> tuple[str, ...]:
         """The modes in effect for a run of ``suite``: these terms' own, else the suite's."""
         return self.modes if self.modes is not None else tuple(suite.modes)
+
+    def policy_of(self, suite: Suite) -> GatePolicy:
+        """The gate policy of a run of ``suite``: the suite's, with these terms' additions."""
+        declared = suite.extension.gate if suite.extension is not None else None
+        policy = declared or GatePolicy()
+        changes: dict[str, object] = {}
+        if self.require_all_tasks:
+            changes["require_all_tasks"] = True
+        if self.unknown_cost is not None:
+            changes["unknown_cost"] = self.unknown_cost
+        return policy.model_copy(update=changes) if changes else policy
 
 
 MEMO_SCORES: Final = 1024

@@ -35,6 +35,14 @@ Rule: TypeAlias = Literal[
     "cost-over-budget",
     "latency-over-bar",
     "latency-unknown",
+    # gate policies (core/gate.py)
+    "cost-unknown",
+    "policy-require-all-tasks",
+    "policy-group-below-bar",
+    "policy-group-require-all",
+    "policy-pass-hat-k",
+    "policy-too-few-trials",
+    "policy-lower-bound",
 ]
 
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, Field
 
 from . import names as n
+from .closed import Closed, optional_fraction, unique_items
+from .gate_policy import SuiteExtension, TaskExtension
 
 SUITE_ID_PATTERN = r"^[a-z0-9.-]+\.evals\.[a-z0-9-]+$"
 VERSION_PATTERN = r"^[0-9]+\.[0-9]+\.[0-9]+$"
@@ -25,37 +27,6 @@ ModelClass: TypeAlias = Literal[
 PassRule: TypeAlias = Literal["mean", "all", "any"]
 Order: TypeAlias = Literal["exact", "in-order", "any-order"]
 ArgsMatch: TypeAlias = Literal["subset", "exact"]
-
-
-def _unique(items: tuple[Any, ...]) -> tuple[Any, ...]:
-    if len(set(items)) != len(items):
-        raise ValueError("items must be unique")
-    return items
-
-
-class Closed(BaseModel):
-    """A closed object: unknown keys are an error, instances are immutable.
-
-    An optional member may be omitted but not sent as ``null`` (the protocol schemas are not
-    nullable); only opaque members (``Any``: inputs, expected values, responses) take null.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _no_null_members(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            for name, info in cls.model_fields.items():
-                key = info.alias or name
-                if key in data and data[key] is None and info.annotation is not Any:
-                    raise ValueError(f"{key} may be omitted but not null")
-        return data
-
-
-def optional_fraction(alias: str, description: str) -> Any:
-    """A field holding an optional number from 0 to 1 (a score, a bar), absent by default."""
-    return Field(None, alias=alias, ge=0, le=1, description=description)
 
 
 class Thresholds(Closed):
@@ -170,6 +141,12 @@ class Task(Closed):
     input: Any = Field(description="The task input. Opaque.")
     expected: Expected
     fixtures: Fixtures | None = None
+    extension: TaskExtension | None = Field(None, alias=n.EXT)
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        """The task's tags (``x-openwop-eval.tags``), which gate groups select by."""
+        return () if self.extension is None else self.extension.tags
 
     @property
     def trajectory(self) -> Trajectory | None:
@@ -182,15 +159,16 @@ class Suite(Closed):
     suite_id: str = Field(alias="suiteId", pattern=SUITE_ID_PATTERN)
     version: str = Field(pattern=VERSION_PATTERN)
     target_agent_id: str | None = Field(None, alias="targetAgentId", pattern=AGENT_ID_PATTERN)
-    modes: Annotated[tuple[Mode, ...], AfterValidator(_unique)] = Field(
+    modes: Annotated[tuple[Mode, ...], AfterValidator(unique_items)] = Field(
         min_length=1, json_schema_extra={"uniqueItems": True}
     )
-    allowed_models: Annotated[tuple[ModelClass, ...], AfterValidator(_unique)] | None = Field(
+    allowed_models: Annotated[tuple[ModelClass, ...], AfterValidator(unique_items)] | None = Field(
         None, alias="allowedModels", json_schema_extra={"uniqueItems": True}
     )
     thresholds: Thresholds | None = None
     trials: Trials | None = Field(None, alias=n.TRIALS)
     tasks: tuple[Task, ...] = Field(min_length=1)
+    extension: SuiteExtension | None = Field(None, alias=n.EXT)
 
     @property
     def pass_score(self) -> float:

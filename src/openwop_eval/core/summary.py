@@ -16,16 +16,10 @@ from pydantic import Field
 
 from . import names as n
 from .aggregate import SuiteGrade
+from .closed import Closed, optional_fraction
 from .grading import TaskGrade
 from .stats import decimal
-from .suite import (
-    SUITE_ID_PATTERN,
-    TASK_ID_PATTERN,
-    VERSION_PATTERN,
-    Closed,
-    ModelClass,
-    optional_fraction,
-)
+from .suite import SUITE_ID_PATTERN, TASK_ID_PATTERN, VERSION_PATTERN, ModelClass
 
 
 class TrialStats(Closed):

@@ -15,9 +15,8 @@ one implementation of the task and suite decision.
 
 from __future__ import annotations
 
+import copy
 import math
-from collections import defaultdict
-from collections.abc import Iterable, Sequence
 from fractions import Fraction
 from functools import lru_cache
 from typing import Final
@@ -26,12 +25,11 @@ from . import names as n
 from .aggregate import SuiteGrade, decide
 from .errors import GradingError
 from .grading import FAILURES_KEPT, TaskGrade, TrialGrade, grade_trial, not_run
-from .plan import CompiledTask, GradingPlan, plan_suite
+from .plan import CompiledTask, GradingPlan
 from .reasons import Reason
 from .records import TrialRecord
 from .safety import FindingTag, distinct_tags
 from .stats import DecimalSum, decimal_parts, pass_at_k, pass_hat_k, round_half_up
-from .suite import Suite
 
 FLUSH_AT: Final = 32
 """Distinct scores a task counts before folding them into its exact sums."""
@@ -265,7 +263,30 @@ class TaskTally:
             exact_latency_ms=latency,
             findings=distinct_tags(list(self._findings)) if self._findings else (),
             failures=self._failures(),
+            cost_unknown=self._claimed - (0 if self._cost is None else self._cost.count),
         )
+
+    def best_case(self) -> TaskGrade:
+        """The task's grade were each trial not folded yet perfect: score and gating 1,
+        passed, costing 0, taking 0 ms — the most the trials still to come can give it."""
+        missing = self.count - self._claimed
+        if not missing:
+            return self.finish()
+        best = copy.copy(self)
+        best._trials, best._claimed, best._passed = None, self.count, self._passed + missing
+        best._seen = bytearray(b"\xff" * len(self._seen))
+        best._scores, best._gating = dict(self._scores), dict(self._gating)
+        best._scores[1.0] = best._scores.get(1.0, 0) + missing
+        best._gating[1.0] = best._gating.get(1.0, 0) + missing
+        best.score_sum, best.gating_sum = copy.copy(self.score_sum), copy.copy(self.gating_sum)
+        best._squares, best._failed = copy.copy(self._squares), list(self._failed)
+        best._cost, best._latency = (
+            copy.copy(self._cost or DecimalSum()),
+            copy.copy(self._latency or DecimalSum()),
+        )
+        best._cost.add(0.0, missing)
+        best._latency.add(0.0, missing)
+        return best.finish()
 
     def _trial_grades(self) -> tuple[TrialGrade, ...]:
         trials, task_id = self._trials, self.task.task_id
@@ -348,50 +369,3 @@ class SuiteTally:
             gated.add_parts(t.gating_sum.numerator, t.gating_sum.exponent)
         divisor = self.plan.count * len(tasks)
         return decide(self.plan, tasks, total.over(divisor), gated.over(divisor))
-
-
-def _fold_all(tally: TaskTally, records: Sequence[TrialRecord]) -> None:
-    # Every index is checked before any trial is graded, as grade_task always did.
-    seen = TaskTally(tally.plan, tally.task, keep_trials=False)
-    for record in records:
-        seen.check(record.index)
-        seen._mark(record.index)
-    plan, task = tally.plan, tally.task
-    for record in records:
-        tally.fold(grade_trial(plan, task, record))
-
-
-def grade_task(plan: GradingPlan, task: CompiledTask, records: Sequence[TrialRecord]) -> TaskGrade:
-    tally = TaskTally(plan, task, keep_trials=True)
-    _fold_all(tally, records)
-    return tally.finish()
-
-
-def grade_suite(plan: GradingPlan, records: Iterable[TrialRecord]) -> SuiteGrade:
-    """Grade every task of the plan from its trial records (missing trials did not run)."""
-    records = records if isinstance(records, Sequence) else list(records)
-    tally = SuiteTally(plan, keep_trials=True)
-    try:
-        for record in records:
-            tally.add(record)
-    except Exception:
-        _raise_first_fault(plan, records)
-        raise
-    return tally.finish()
-
-
-def _raise_first_fault(plan: GradingPlan, records: Sequence[TrialRecord]) -> None:
-    """Of several faults, raise the one grade_suite always raised first: an unknown task
-    anywhere, then task by task in plan order (each checked whole before it is graded)."""
-    grouped: defaultdict[str, list[TrialRecord]] = defaultdict(list)
-    tally = SuiteTally(plan)
-    for record in records:
-        tally.task(record.task_id)
-        grouped[record.task_id].append(record)
-    for task in plan.tasks:
-        _fold_all(tally.task(task.task_id), grouped.get(task.task_id, ()))
-
-
-def grade(suite: Suite | GradingPlan, records: Iterable[TrialRecord]) -> SuiteGrade:
-    """Grade ``records`` against ``suite``; ``summary_dict(result)`` is its EvalSummary."""
-    return grade_suite(suite if isinstance(suite, GradingPlan) else plan_suite(suite), records)

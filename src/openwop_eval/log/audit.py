@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core import Suite, SuiteGrade
+from ..core.gate import GateVerdict, open_gate
 from .jsondiff import Mismatch, diff
 from .verdict import read_verdict
 
@@ -27,6 +28,11 @@ class Verification:
     @property
     def agrees(self) -> bool:
         return not self.mismatches
+
+    @property
+    def gate(self) -> GateVerdict:
+        """The gate recomputed from the log: the RFC's ``passed`` and the run's policy."""
+        return open_gate(self.grade)
 
 
 def verify_log(

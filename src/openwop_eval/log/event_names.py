@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..core import JSON
+from ..core.names import EXT as EXT
 
-EXT = "x-openwop-eval"
 SCHEMA_VERSION = 1
 """The envelope's ``schemaVersion`` of every event this project writes."""
 EVENT_LOG_SCHEMA_VERSION = 3

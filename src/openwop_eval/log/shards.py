@@ -23,6 +23,7 @@ from typing import Any, Final
 
 from ..core import Suite, SuiteGrade, canonical_json
 from ..core import names as cn
+from ..core.gate import GateVerdict
 from .event_names import (
     EVAL_COMPLETED,
     EVAL_SCORED,
@@ -189,7 +190,7 @@ def merge_shards(
     if verified.problems:
         raise ShardError([f"the merged log: {p}" for p in verified.problems])
     ended_at = max(h.ended_at for h in ordered)
-    counter.close(verified.summary, ended_at)
+    counter.close(verified.summary, verified.gate, ended_at)
     return Merged(run_id, verified.summary, verified.grade, len(ordered), trials)
 
 
@@ -331,11 +332,11 @@ class _Numbering:
             self.sink(out)
         return out
 
-    def close(self, summary: dict[str, Any], stamp: str) -> None:
+    def close(self, summary: dict[str, Any], gate: GateVerdict, stamp: str) -> None:
         """The merged run's ``eval.completed`` and ``run.completed``."""
         outputs = {"outputs": {"evalSummary": summary}}
         for i, (kind, payload) in enumerate(
-            ((EVAL_COMPLETED, completed_payload(summary)), (RUN_COMPLETED, outputs))
+            ((EVAL_COMPLETED, completed_payload(summary, gate)), (RUN_COMPLETED, outputs))
         ):
             self.emit(
                 {

@@ -12,15 +12,19 @@ from __future__ import annotations
 import math
 from typing import Any, cast, get_args
 
+from pydantic import TypeAdapter
+
 from ..core import JSON, Suite
 from ..core import names as n
 from ..core.canonical import is_number
+from ..core.gate_policy import IsoDate, UnknownCost
 from ..core.plan import Baseline, RunTerms
 from ..core.safety import Severity
 from ..core.suite import Mode
 from .event_names import EXT
 
 MODES: tuple[str, ...] = get_args(Mode)
+GATE_DAY: TypeAdapter[str] = TypeAdapter(IsoDate)
 
 
 def started_payload(
@@ -44,6 +48,15 @@ def started_payload(
         payload["fixtureRuns"] = dict(fixture_runs)  # the accepted map, echoed
     if terms.fail_on_severity is not None:
         ext[n.EXT_FAIL_ON_SEVERITY] = terms.fail_on_severity
+    gate: dict[str, JSON] = {}
+    if terms.require_all_tasks:
+        gate["requireAllTasks"] = True
+    if terms.unknown_cost is not None:
+        gate["unknownCost"] = terms.unknown_cost
+    if gate:
+        ext[n.EXT_GATE] = gate
+    if terms.day is not None:
+        ext[n.EXT_AS_OF] = terms.day
     if ext:
         payload[EXT] = ext
     return payload
@@ -60,7 +73,41 @@ def terms_of(payload: dict[str, Any] | None, problems: list[str]) -> RunTerms:
         modes=_modes(payload.get("modes"), problems),
         fail_on_severity=_severity(ext.get(n.EXT_FAIL_ON_SEVERITY), problems),
         baseline=_baseline(payload, ext, problems),
+        **_gate(ext, problems),
     )
+
+
+def _gate(ext: dict[str, Any], problems: list[str]) -> dict[str, Any]:
+    """The run's additions to the gate policy and its day; a bad one is a problem and is
+    read the strict way (every task required, an unknown cost failing, no quarantine)."""
+    found: dict[str, Any] = {}
+    raw = ext.get(n.EXT_GATE, {})
+    gate: dict[str, Any] = raw if isinstance(raw, dict) else {"requireAllTasks": raw}
+    required = gate.get("requireAllTasks", False)
+    if required is not False:
+        found["require_all_tasks"] = True
+        if required is not True:
+            problems.append("eval.started: gate.requireAllTasks is not a boolean; it is required")
+    cost = gate.get("unknownCost")
+    if cost in get_args(UnknownCost):
+        found["unknown_cost"] = cost
+    elif cost is not None:
+        found["unknown_cost"] = "fail"
+        problems.append("eval.started: gate.unknownCost is not fail or zero; fail applies")
+    day = ext.get(n.EXT_AS_OF)
+    if isinstance(day, str) and _is_day(day):
+        found["day"] = day
+    elif day is not None:
+        problems.append(f"eval.started: {n.EXT_AS_OF} is not a date; no quarantine holds")
+    return found
+
+
+def _is_day(text: str) -> bool:
+    try:
+        GATE_DAY.validate_python(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _modes(value: Any, problems: list[str]) -> tuple[Mode, ...] | None:

@@ -19,7 +19,8 @@ from typing import Any
 
 from ..core import Suite, SuiteGrade, SuiteTally, TrialRecord, plan_suite, summary_dict
 from ..core import names as n
-from .event_names import sequence_of
+from ..core.gate import GateVerdict, open_gate
+from .event_names import EXT, sequence_of
 from .jsondiff import MISSING, diff
 from .reader import LogReader
 from .terms import terms_of
@@ -39,16 +40,28 @@ class Verdict:
     grade: SuiteGrade
     problems: list[str]
 
+    @property
+    def gate(self) -> GateVerdict:
+        """The gate: the RFC's ``passed`` and the run's gate policy."""
+        return open_gate(self.grade)
+
 
 COMPLETED_KEYS = ("aggregateScore", "passed", "taskCount", "passedCount")
 
 
-def completed_payload(summary: dict[str, Any]) -> dict[str, Any]:
-    """``eval.completed``: the summary's values, and the regression delta when there is one."""
+def completed_payload(summary: dict[str, Any], gate: GateVerdict) -> dict[str, Any]:
+    """``eval.completed``: the summary's values, the regression delta when there is one, and
+    the gate's verdict (content-free: the rules that shut it, never their text)."""
     payload = {key: summary[key] for key in COMPLETED_KEYS}
     if "regression" in summary:
         payload[n.REGRESSION_VS_BASELINE] = summary["regression"]["scoreDelta"]
+    payload[EXT] = {n.EXT_GATE: gate_json(gate)}
     return payload
+
+
+def gate_json(gate: GateVerdict) -> dict[str, Any]:
+    """The gate's verdict as ``eval.completed`` carries it."""
+    return {"passed": gate.passed, "rules": [reason.rule for reason in gate.reasons]}
 
 
 def read_verdict(
@@ -81,7 +94,7 @@ def read_verdict(
             )
     grade = (tally or _tally(suite, reader, keep_trials)).finish()
     summary = summary_dict(grade)
-    _check_completed(reader, summary)
+    _check_completed(reader, summary, open_gate(grade))
     return Verdict(summary, grade, problems.listed())
 
 
@@ -93,9 +106,14 @@ def _tally(suite: Suite, reader: LogReader, keep_trials: bool) -> SuiteTally:
     return SuiteTally(plan, keep_trials)
 
 
-def _check_completed(reader: LogReader, summary: dict[str, Any]) -> None:
-    expected = completed_payload(summary)
+def _check_completed(reader: LogReader, summary: dict[str, Any], gate: GateVerdict) -> None:
+    expected = completed_payload(summary, gate)
     for payload in reader.completed:
         for key in (*COMPLETED_KEYS, n.REGRESSION_VS_BASELINE):
             for m in diff(payload.get(key, MISSING), expected.get(key, MISSING), key):
+                reader.problems.append(f"eval.completed {m}")
+        ext = payload.get(EXT)
+        stated = ext.get(n.EXT_GATE, MISSING) if isinstance(ext, dict) else MISSING
+        if stated is not MISSING:  # a log of an earlier version states no gate
+            for m in diff(stated, expected[EXT][n.EXT_GATE], f"{EXT}.{n.EXT_GATE}"):
                 reader.problems.append(f"eval.completed {m}")

@@ -29,7 +29,7 @@ from ..files.suites import LoadedSuite, parse_suite
 from ..judges import resolve_judge
 from ..reports.model import Report, TaskReport, report_text, result_report
 from ..reports.terminal import print_problems, print_run_table
-from ..reports.text import reason_text
+from ..reports.text import reason_text, verdict_text
 from ..runner import RunError, RunOptions, RunResult, RunSpec, SpecError, run_suite_async, validate
 from ..store import Store
 
@@ -216,7 +216,7 @@ def problems_text(source: str, problems: list[Problem]) -> str:
 
 def gate_text(result: RunResult, report: Report) -> str:
     """The suite's reasons, then the run table ``openwop-eval run`` prints."""
-    lines = [reason_text(report.reasons) if report.reasons else "the suite passed"]
+    lines = [reason_text(report.reasons) if report.reasons else verdict_text(report)]
     if result.budget_exhausted:
         lines.append("maxCostUsd was exceeded: trials after that point did not run")
     lines.append(_render(lambda console: print_run_table(console, report)))

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..core import Reason, SuiteGrade, TaskGrade, TrialGrade
 from ..core.frozen import quick_init
+from ..core.gate import open_gate
 from ..core.grading import Outcome
 from ..core.safety import FindingTag
 from ..core.trajectory import TrajectoryResult, TrajectorySpec
@@ -27,6 +28,7 @@ from ..runner.result import RunResult
 
 __all__ = [
     "REPORT_VERSION",
+    "GateReport",
     "Report",
     "TaskReport",
     "TrialReport",
@@ -142,8 +144,51 @@ class TrialsRule:
 
 
 @dataclass(frozen=True)
+class Quarantine:
+    """A task the run's gate policy passed over (``expired``: no longer: it gated again)."""
+
+    task_id: str
+    until: str
+    reason: str
+    expired: bool = False
+
+
+@dataclass(frozen=True)
+class GateReport:
+    """The gate: the RFC's ``passed`` and the run's gate policy, which can only add to it."""
+
+    passed: bool
+    rfc_passed: bool
+    policy_reasons: tuple[Reason, ...]
+    failed_tasks: tuple[str, ...]
+    quarantine: tuple[Quarantine, ...] = ()
+
+    @property
+    def quarantined(self) -> frozenset[str]:
+        return frozenset(q.task_id for q in self.quarantine if not q.expired)
+
+    def gates(self, task_id: str) -> bool:
+        """Whether the task's failure shut the gate: the gate is shut and the task counts."""
+        return not self.passed and task_id not in self.quarantined
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "passed": self.passed,
+            "rfcPassed": self.rfc_passed,
+            "policyReasons": [r.as_dict() for r in self.policy_reasons],
+            "failedTasks": list(self.failed_tasks),
+            "quarantine": [
+                {"taskId": q.task_id, "until": q.until, "reason": q.reason, "expired": q.expired}
+                for q in self.quarantine
+            ],
+        }
+
+
+@dataclass(frozen=True)
 class Report:
-    """A finished run's report. ``summary`` is its ``EvalSummary``, as the run wrote it."""
+    """A finished run's report. ``summary`` is its ``EvalSummary``, as the run wrote it;
+    ``passed`` is the gate's (the RFC's ``passed`` and the gate policy), ``reasons`` the
+    RFC's then the policy's."""
 
     run_id: str
     agent_id: str
@@ -163,6 +208,7 @@ class Report:
     trials: TrialsRule
     summary: Mapping[str, Any]
     tasks: tuple[TaskReport, ...]
+    gate: GateReport
     version: int = REPORT_VERSION
 
     @property
@@ -186,6 +232,7 @@ class Report:
             "agentId": self.agent_id,
             "passed": self.passed,
             "reasons": [r.as_dict() for r in self.reasons],
+            "gate": self.gate.as_dict(),
         }
 
 
@@ -203,14 +250,15 @@ def build_report(
 ) -> Report:
     plan = grade.plan
     suite, thresholds = plan.suite, plan.suite.thresholds
+    gate = _gate(grade)
     return Report(
         run_id=run_id,
         agent_id=agent_id,
         suite_id=suite.suite_id,
         suite_version=suite.version,
         modes=tuple(plan.modes),
-        passed=grade.passed,
-        reasons=tuple(grade.reasons),
+        passed=gate.passed,
+        reasons=(*grade.reasons, *gate.policy_reasons),
         aggregate_score=grade.aggregate_score,
         gated_aggregate_score=grade.gated_aggregate_score,
         pass_score=float(plan.pass_score),
@@ -222,6 +270,21 @@ def build_report(
         trials=TrialsRule(plan.count, plan.pass_rule, plan.k),
         summary=summary,
         tasks=tuple(_task(t, plan.by_id[t.task_id].trajectory, diagnostics) for t in grade.tasks),
+        gate=gate,
+    )
+
+
+def _gate(grade: SuiteGrade) -> GateReport:
+    verdict = open_gate(grade)
+    policy = grade.plan.terms.policy_of(grade.plan.suite)
+    held, expired = set(verdict.quarantined), set(verdict.expired)
+    quarantine = tuple(
+        Quarantine(q.task_id, q.until, q.reason, q.task_id in expired)
+        for q in policy.quarantine
+        if q.task_id in held | expired
+    )
+    return GateReport(
+        verdict.passed, verdict.rfc_passed, verdict.reasons, verdict.failed_tasks, quarantine
     )
 
 

@@ -13,7 +13,7 @@ from rich.table import Table
 from ..base import limits
 from ..core import Problem
 from .model import Report
-from .text import failure_lines, listed_tasks
+from .text import failure_lines, listed_tasks, quarantine_lines, verdict_text
 
 
 def print_problems(console: Console, source: str, problems: Sequence[Problem]) -> None:
@@ -71,7 +71,9 @@ def print_run_table(console: Console, report: Report) -> None:
         console.print(table)
     if left_out is not None:
         console.print(f"[dim]{escape(left_out)}[/dim]")
-    verdict = "[green]PASSED[/green]" if report.passed else "[red]NOT PASSED[/red]"
+    words = escape(verdict_text(report))
+    colour = "red" if not report.passed else "yellow" if report.gate.failed_tasks else "green"
+    verdict = f"[{colour}]{words}[/{colour}]"
     console.print(
         f"{verdict}  aggregate {report.aggregate_score:.3g},"
         f" gated {report.gated_aggregate_score:.3g} (pass score {report.pass_score:g});"
@@ -79,6 +81,8 @@ def print_run_table(console: Console, report: Report) -> None:
     )
     for reason in report.reasons:
         console.print(f"  [red]•[/red] {escape(str(reason))}")
+    for note in quarantine_lines(report):
+        console.print(f"  [yellow]•[/yellow] {escape(note)}")
 
 
 def print_modes(console: Console, report: Report) -> None:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from ..base import limits
 from ..core import Reason
+from ..core.gate import named
 from .model import Report, TaskReport, TrialReport
 
 
@@ -44,23 +45,26 @@ def listed_tasks(report: Report) -> tuple[tuple[TaskReport, ...], str | None]:
 
 def junit_xml(report: Report) -> str:
     """One test case per task (its trials listed), and one for the suite's gate when it
-    did not pass."""
+    did not pass. A task that did not pass fails its case when it shut the gate; when the
+    gate passed, or the task is quarantined, its case is skipped, saying why."""
     tasks = report.tasks
-    failures = sum(not t.passed for t in tasks)
-    root = ET.Element(
-        "testsuites", name="openwop-eval", tests=str(len(tasks)), failures=str(failures)
-    )
-    node = ET.SubElement(
-        root, "testsuite", name=report.title, tests=str(len(tasks)), failures=str(failures)
-    )
+    failures = sum(report.gate.gates(t.task_id) for t in tasks if not t.passed)
+    skipped = sum(not t.passed for t in tasks) - failures
+    counts = {"tests": str(len(tasks)), "failures": str(failures), "skipped": str(skipped)}
+    root = ET.Element("testsuites", counts, name="openwop-eval")
+    node = ET.SubElement(root, "testsuite", counts, name=report.title)
     ET.SubElement(ET.SubElement(node, "properties"), "property", name="runId", value=report.run_id)
     for task in tasks:
         case = ET.SubElement(node, "testcase", classname=report.suite_id, name=task.task_id)
         lines = [_trial_line(t) for t in task.trials]
         if not task.passed:
             message = str(task.reasons[0]) if task.reasons else "the task did not pass"
-            failure = ET.SubElement(case, "failure", message=message, type="eval-task-failed")
-            failure.text = "\n".join(lines)
+            if report.gate.gates(task.task_id):
+                failure = ET.SubElement(case, "failure", message=message, type="eval-task-failed")
+                failure.text = "\n".join(lines)
+            else:
+                why = f"did not pass ({message}); {not_gating(report, task.task_id)}"
+                ET.SubElement(case, "skipped", message=why)
         ET.SubElement(case, "system-out").text = (
             f"score {task.score:g}, gatedScore {task.gated_score:g}\n" + "\n".join(lines)
         )
@@ -75,6 +79,35 @@ def junit_xml(report: Report) -> str:
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
 
+def not_gating(report: Report, task_id: str) -> str:
+    """Why a task that did not pass leaves the gate open."""
+    held = {q.task_id: q for q in report.gate.quarantine if not q.expired}
+    if task_id in held:
+        return f"quarantined until {held[task_id].until}: {held[task_id].reason}"
+    return "the gate passed without it (requireAllTasks would count it)"
+
+
+def verdict_text(report: Report) -> str:
+    """The run's verdict in words: ``PASSED``, ``PASSED — 1 task failed: a`` (the gate is
+    open, but not every task passed), or ``NOT PASSED``."""
+    if not report.passed:
+        return "NOT PASSED"
+    failed = report.gate.failed_tasks
+    if not failed:
+        return "PASSED"
+    return f"PASSED — {len(failed)} task{'s' if len(failed) != 1 else ''} failed: {named(failed)}"
+
+
+def quarantine_lines(report: Report) -> list[str]:
+    """What the gate policy's quarantine did: tasks passed over, and quarantines that ended."""
+    return [
+        f"quarantine of {q.task_id} ended {q.until} ({q.reason}): it gates again"
+        if q.expired
+        else f"{q.task_id} is quarantined until {q.until} ({q.reason}): it does not gate"
+        for q in report.gate.quarantine
+    ]
+
+
 def _trial_line(trial: TrialReport) -> str:
     failure = trial.first_failure
     status = "passed" if trial.passed else trial.outcome
@@ -86,7 +119,7 @@ def _trial_line(trial: TrialReport) -> str:
 def markdown(report: Report) -> str:
     """The step summary of CI: the verdict, a row per listed task with its first failure,
     the suite's reasons and the safety findings."""
-    verdict = "✅ passed" if report.passed else "❌ did not pass"
+    verdict = f"✅ {verdict_text(report)}" if report.passed else "❌ did not pass"
     lines = [
         f"### Eval `{report.title}`: {verdict}",
         "",
@@ -114,6 +147,9 @@ def markdown(report: Report) -> str:
         lines += ["", left_out[0].upper() + left_out[1:] + "."]
     if report.reasons:
         lines += ["", *(f"- {_cell(str(r))}" for r in report.reasons)]
+    notes = quarantine_lines(report)
+    if notes:
+        lines += ["", *(f"- {_cell(note)}" for note in notes)]
     found = [t for t in report.tasks if t.findings]
     if found:
         lines += ["", "Safety findings:", ""]

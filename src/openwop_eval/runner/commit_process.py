@@ -91,10 +91,15 @@ def committer_for(
     jsonl: IO[str] | None,
     hosted: bool,
     to_run: int,
+    waiting: int | None = None,
 ) -> Committer:
     """A commit process where one can be forked safely now, else the committer thread:
     the same work, the same commits. ``hosted``: the run has a host or an executor around
-    it (a commit hook, a lease, Ray)."""
+    it (a commit hook, a lease, Ray). ``waiting``: at most that many trials handed over and
+    not yet committed — on the thread, so that a run that stops once decided (fail-fast)
+    learns each verdict before it starts many more trials."""
+    if waiting is not None:
+        return Committer(writer, plan, fold, delivered, max_waiting=waiting)
     if fork_allowed(store, jsonl, hosted, to_run):
         forked = ProcessCommitter.start(writer, plan, fold, delivered, store, jsonl)
         if forked is not None:

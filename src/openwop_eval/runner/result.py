@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from ..core import OpenwopEvalError, SuiteGrade
+from ..core.gate import GateVerdict, open_gate
 
 Diagnostics: TypeAlias = dict[tuple[str, int], dict[str, Any]]
 """Per (task, trial): what people read of a trial that its log leaves out (output, error)."""
@@ -30,7 +31,14 @@ class RunResult:
     budget_exhausted: bool = False
     resumed_trials: int = 0
     agent_id: str = ""
+    skipped: int = 0
+    """Trials not played because the run could no longer pass (``fail_fast``)."""
     _loaded: tuple[SuiteGrade, Diagnostics] | None = field(default=None, repr=False)
+
+    @property
+    def gate(self) -> GateVerdict:
+        """The gate: the RFC's ``passed`` and the run's gate policy, on its outline."""
+        return open_gate(self.outline)
 
     @property
     def grade(self) -> SuiteGrade:

@@ -9,8 +9,8 @@ trials. ``resume`` reruns only the trials without an ``eval.scored``, its earlie
 back from the log. The verdict is folded from the trials as they are graded and recorded —
 each as its ``eval.scored`` states it — so memory stays flat however many trials; ``verify``
 recomputes it from the log alone and must agree, as must a resumed run and an uninterrupted
-one. When the suite's ``maxCostUsd`` is exceeded no further trial starts; trials that never
-ran count as failed.
+one. When the suite's ``maxCostUsd`` is exceeded, or with ``fail_fast`` the run can no longer
+pass, no further trial starts (:mod:`.schedule`); trials that never ran count as failed.
 """
 
 from __future__ import annotations
@@ -19,16 +19,15 @@ import asyncio
 import contextlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from fractions import Fraction
 from typing import IO, Any, Protocol
 
 from ..agents.base import Agent
-from ..core import GradingPlan, SuiteTally, plan_suite, summary_dict
+from ..core import CompiledTask, GradingPlan, SuiteGrade, SuiteTally, plan_suite, summary_dict
+from ..core.gate import open_gate
 from ..core.names import EXT_AGENT_VERSION, EXT_SHARD
 from ..core.plan import RunTerms
 from ..core.rubric import Judge
 from ..core.safety import SafetyPolicy
-from ..core.stats import decimal, decimal_sum
 from ..files.suites import LoadedSuite
 from ..log.event_names import (
     EVAL_COMPLETED,
@@ -42,6 +41,7 @@ from ..log.shards import ShardMark, document_digest
 from ..log.terms import started_payload
 from ..log.verdict import completed_payload
 from ..log.versions import LogVersionError
+from ..runtime.clock import utc_stamp
 from ..store import EventRow, RunRecord, Store, StoreUnavailableError
 from ..store.leases import Lease, LeaseLostError
 from ..store.status import required
@@ -51,9 +51,11 @@ from .commit_process import CommitProcessError, committer_for
 from .committer import Committer
 from .ending import end_run, failure_of, writer_for
 from .events import EventWriter, new_id, pending
+from .fail_fast import FailFast
 from .findings import policy_to_json
 from .fixtures import FixtureSource
 from .result import RunResult
+from .schedule import Schedule
 from .spec import LiveTool
 from .spec import RunOptions as RunOptions
 from .stored import prior_trials, read_back
@@ -139,7 +141,9 @@ def prepare_run(
     terms = execution.terms
     if terms.baseline is not None:
         terms = replace(terms, baseline=diff_ref(run_id, terms.baseline, execution.store))
-        execution.terms = terms
+    if terms.day is None:  # the day quarantines are judged on, for good
+        terms = replace(terms, day=utc_stamp()[:10])
+    execution.terms = terms
     eval_started = started_payload(suite, terms, (extra or {}).get("fixtureRuns"))
     shard = execution.options.slice
     if shard is not None:  # what merging the shards checks: the slice and what ran
@@ -256,8 +260,6 @@ async def _execute(
     tally = SuiteTally(plan, keep)
     # Reading and grading are CPU work: off the event loop, which a host shares with requests.
     done, spent = await asyncio.to_thread(prior_trials, execution.store, run_id, tally, keep)
-    budget = _budget(plan)
-    exhausted = budget is not None and spent > budget
     shard = execution.options.slice
     total = plan.count * len(plan.tasks)
     if shard is not None:
@@ -266,27 +268,7 @@ async def _execute(
         execution.observer.started(run_id, total, len(done))
     observer = execution.observer
     detectors = execution.detectors
-
-    def delivered(outcomes: list[GradedTrial]) -> None:
-        if observer is not None:
-            for outcome in outcomes:
-                observer.finished(outcome)
-
-    committer = committer_for(
-        writer,
-        plan,
-        tally.add_grade,
-        delivered,
-        store=execution.store,
-        jsonl=execution.jsonl,
-        hosted=any(
-            part is not None for part in (execution.on_commit, execution.lease, execution.executor)
-        ),
-        to_run=total - len(done),
-    )
-    play = execution.executor.run if execution.executor is not None else run_trial
-    holder.append(committer)
-    # Each worker takes the next missing trial: memory is O(concurrency), not O(trials).
+    decider = FailFast(tally, plan) if execution.options.fail_fast else None
     width = len(plan.tasks)
     todo = (
         (task, i)
@@ -294,35 +276,49 @@ async def _execute(
         for position, task in enumerate(plan.tasks)
         if (task.task_id, i) not in done and (shard is None or shard.holds(position, i, width))
     )
+    schedule = Schedule(plan, todo, spent, decider)
 
-    async def worker() -> None:
-        nonlocal exhausted, spent
-        for task, index in todo:
-            if exhausted:
-                return
-            finished = await play(
-                TrialSetup(
-                    task,
-                    index,
-                    execution.agent,
-                    execution.judge,
-                    execution.fixtures.book(task, index),
-                    execution.live,
-                    execution.options.timeout_s,
-                    detectors,
-                )
+    def delivered(outcomes: list[GradedTrial]) -> None:
+        if observer is not None:
+            for outcome in outcomes:
+                observer.finished(outcome)
+        schedule.delivered()
+
+    committer = committer_for(
+        writer,
+        plan,
+        decider.fold if decider is not None else tally.add_grade,
+        delivered,
+        store=execution.store,
+        jsonl=execution.jsonl,
+        hosted=any(
+            part is not None for part in (execution.on_commit, execution.lease, execution.executor)
+        ),
+        to_run=total - len(done),
+        waiting=4 * execution.options.concurrency if decider is not None else None,
+    )
+    player = execution.executor.run if execution.executor is not None else run_trial
+    holder.append(committer)
+
+    async def play(task: CompiledTask, index: int) -> PlayedTrial:
+        # A coroutine, so that its frame, which holds `execution`, is on every trial's stack:
+        # the host's watchdog names the run of an agent that blocks the loop by it.
+        fixtures = execution.fixtures.book(task, index)
+        return await player(
+            TrialSetup(
+                task,
+                index,
+                execution.agent,
+                execution.judge,
+                fixtures,
+                execution.live,
+                execution.options.timeout_s,
+                detectors,
             )
-            await committer.put(finished)
-            cost = finished.record.cost_usd
-            if cost is not None:
-                spent += decimal(cost)
-                exhausted = exhausted or (budget is not None and spent > budget)
-            # Give the loop a turn between trials, even when the agent never waits: the
-            # host's requests are served meanwhile, and each turn's trials commit together.
-            await asyncio.sleep(0)
+        )
 
     count = max(1, min(execution.options.concurrency, total))
-    workers = [asyncio.ensure_future(worker()) for _ in range(count)]
+    workers = [asyncio.ensure_future(schedule.worker(play, committer.put)) for _ in range(count)]
     try:
         await asyncio.gather(*workers)
     except BaseException:  # one failed (the store) or the run is cancelled: stop them all
@@ -331,7 +327,8 @@ async def _execute(
         await asyncio.gather(*workers, return_exceptions=True)
         raise
     await committer.close()
-    return await _finish(execution, run_id, writer, tally, exhausted, len(done))
+    skipped = total - len(done) - schedule.played if schedule.decided else 0
+    return await _finish(execution, run_id, writer, tally, schedule.exhausted, len(done), skipped)
 
 
 async def _finish(
@@ -341,6 +338,7 @@ async def _finish(
     tally: SuiteTally,
     exhausted: bool,
     resumed: int,
+    skipped: int = 0,
 ) -> RunResult:
     # The verdict of the trials as they were graded and recorded, one at a time: no second
     # reading of the log (``verify`` is that reading, and must agree).
@@ -349,7 +347,7 @@ async def _finish(
     store, loaded = execution.store, execution.loaded
     seal = execution.seal(summary) if execution.seal is not None else None
     completing = asyncio.ensure_future(
-        asyncio.to_thread(_complete, store, run_id, writer, summary, seal)
+        asyncio.to_thread(_complete, store, run_id, writer, outline, summary, seal)
     )
     try:
         await asyncio.shield(completing)
@@ -363,24 +361,22 @@ async def _finish(
         exhausted,
         resumed,
         execution.agent.agent_id,
+        skipped=skipped,
     )
 
 
 def _complete(
-    store: Store, run_id: str, writer: EventWriter, summary: dict[str, Any], seal: str | None
+    store: Store,
+    run_id: str,
+    writer: EventWriter,
+    grade: SuiteGrade,
+    summary: dict[str, Any],
+    seal: str | None,
 ) -> None:
     """Commit the verdict, mark the run completed with its seal (off the event loop)."""
     outputs = {"outputs": {"evalSummary": summary}}
-    writer.write(
-        [pending(EVAL_COMPLETED, completed_payload(summary)), pending(RUN_COMPLETED, outputs)]
-    )
+    completed = completed_payload(summary, open_gate(grade))
+    writer.write([pending(EVAL_COMPLETED, completed), pending(RUN_COMPLETED, outputs)])
     writer.flush()
     # RunStatusError if another writer ended the run first: its ending stands
     required(store.set_status(run_id, "completed", summary=summary, evidence=seal))
-
-
-def _budget(plan: GradingPlan) -> Fraction | None:
-    thresholds = plan.suite.thresholds
-    if thresholds is None or thresholds.max_cost_usd is None:
-        return None
-    return decimal_sum([thresholds.max_cost_usd])

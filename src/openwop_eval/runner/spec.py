@@ -43,6 +43,9 @@ class RunOptions:
     shard: str | None = None
     """``I/N``: run only this shard's (task, trial) pairs (see :mod:`openwop_eval.log.shards`);
     the trials of the other shards count as not run until the shards are merged."""
+    fail_fast: bool = False
+    """Stop once no outcome of the trials still to come can make the run pass (exactly: the
+    RFC rule and the gate policy); the trials not played count as not run."""
     keep_trials: bool = False
     """Keep each trial's grade in the result, for its reports to read rather than grade the
     log again (memory O(trials), as a report's; by default O(tasks)). Not stored."""
@@ -119,6 +122,9 @@ class RunSpec:
     """Where the trials play (a Ray executor); None: in process. A resume chooses afresh."""
     resume: str | None = None
     """The id of an unfinished run to go on with."""
+    fail_fast: bool = False
+    """Stop once no outcome of the trials still to come can make the run pass (exactly: the
+    RFC rule and the gate policy); the trials not played count as not run."""
     keep_trials: bool = False
     """Keep each trial's grade in the result (see :attr:`RunOptions.keep_trials`), whether
     or not the options are given."""

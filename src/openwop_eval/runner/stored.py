@@ -40,11 +40,18 @@ def stored_result(store: Store, run_id: str) -> RunResult:
 def stored_summary(store: Store, run: RunRecord) -> dict[str, Any] | None:
     """A run's summary as its log bears it out (None when its stored suite cannot be read
     back): what ``compare`` and a regression baseline read of a stored run."""
+    verdict = stored_verdict(store, run)
+    return None if verdict is None else verdict.summary
+
+
+def stored_verdict(store: Store, run: RunRecord) -> Verdict | None:
+    """A run graded from its log under its recorded terms, per task (None when its stored
+    suite cannot be read back): what the deploy gate decides a run's gate policy on."""
     try:
         loaded = _loaded(run)
     except RunError:
         return None
-    return _verdict(store, run.run_id, loaded, None).summary
+    return _verdict(store, run.run_id, loaded, None)
 
 
 def detail(store: Store, loaded: LoadedSuite, run_id: str) -> tuple[SuiteGrade, Diagnostics]:

@@ -124,6 +124,9 @@ def _transition(
         if reason is not None:
             raise gate_error(step.eval_run_id, reason)
         run = state.store.get_run(step.eval_run_id) if step.eval_run_id else None
+        shut = state.gate.policy_refusal(run) if run is not None else None
+        if shut is not None:
+            raise gate_error(step.eval_run_id, *shut)
         _no_regression(state, view.records, step, run)
     answer = planned.target.wire()
     try:

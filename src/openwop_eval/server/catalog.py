@@ -48,7 +48,12 @@ class HostAgent:
     def options(self, tenant: str) -> RunOptions:
         """How the host runs this agent for ``tenant``."""
         config = self.config
-        return RunOptions(concurrency=config.concurrency, timeout_s=config.timeout_s, tenant=tenant)
+        return RunOptions(
+            concurrency=config.concurrency,
+            timeout_s=config.timeout_s,
+            tenant=tenant,
+            fail_fast=config.fail_fast,
+        )
 
 
 class Catalog:

@@ -99,6 +99,8 @@ class AgentConfig(_Strict):
     tools: str | None = None
     concurrency: int = Field(8, ge=1)
     timeout_s: float = Field(300, gt=0)
+    fail_fast: bool = False
+    """Stop a run of this agent once it can no longer pass (its unplayed trials not run)."""
     label: str | None = None
     model_class: Literal[
         "reasoning", "writing", "coding", "research", "classification", "general"
@@ -159,6 +161,10 @@ class DeploymentPolicy(_Strict):
     """A gated promotion must not regress against the active version's eval run."""
     regression_tolerance: float = Field(0.0, ge=0, le=1)
     """How far the mean gated score may drop before that is a regression."""
+    require_all_tasks: bool = False
+    """A gated promotion needs every task of the run passed, whatever its suite's policy."""
+    unknown_cost: Literal["fail", "zero"] | None = None
+    """In place of the suite's ``unknownCost`` when deciding a promotion's gate policy."""
     required_suites: dict[str, tuple[str, ...]] = Field(default_factory=dict)
     """Per agent id, the suites (``suiteId`` or ``suiteId@version``) whose runs are evidence
     for its promotions; each needs a passed run of the version promoted. An agent with

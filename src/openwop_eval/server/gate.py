@@ -8,7 +8,8 @@ suite for A at version V:
 - was run by this host under its policy now (it carries this host's seal, evidence.py);
 - evaluated A at version V, on the suite exactly as this host serves it, in every mode the
   suite declares, and that suite can fail;
-- passed (the RFC 0246 ``passed``, and ``required_pass_score`` where set).
+- passed (the RFC 0246 ``passed``, and ``required_pass_score`` where set), and met its
+  gate policy (its suite's, with ``[deployment] require_all_tasks`` / ``unknown_cost``).
 
 The run the request names must be one of those newest runs: an older run that passed does
 not outvote a newer one that did not. The checks read the store: they run in a worker
@@ -17,11 +18,14 @@ thread.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 from ..core import Suite
+from ..core.gate import NAMED, gate_verdict
 from ..log.event_names import EVAL_STARTED
 from ..log.terms import terms_of
+from ..runner.stored import stored_verdict
 from ..store import RunRecord, Store
 from ..store.host import HostStore
 from .catalog import Catalog, CatalogSuite
@@ -112,6 +116,28 @@ class Gate:
                 " only runs this host ran are evidence"
             )
         return None
+
+    def policy_refusal(self, run: RunRecord) -> tuple[str, dict[str, Any]] | None:
+        """Why the run's gate policy — its suite's, its own terms' and this host's
+        ``[deployment]`` additions — keeps the gate shut (None: it does not)."""
+        verdict = stored_verdict(self.store, run)
+        if verdict is None:
+            return "the eval run's suite cannot be read back", {}
+        grade, deployment = verdict.grade, self.config.deployment
+        terms = replace(
+            grade.plan.terms,
+            require_all_tasks=grade.plan.terms.require_all_tasks or deployment.require_all_tasks,
+            unknown_cost=deployment.unknown_cost or grade.plan.terms.unknown_cost,
+        )
+        gate = gate_verdict(grade, terms.policy_of(grade.plan.suite), terms.day)
+        if gate.passed:
+            return None
+        details = {
+            "policy": [reason.rule for reason in gate.reasons],
+            "failedTasks": list(gate.failed_tasks[:NAMED]),
+        }
+        shut = "; ".join(reason.message for reason in gate.reasons) or "the run did not pass"
+        return f"the eval run does not meet its gate policy: {shut}", details
 
     def _modes_refusal(self, run: RunRecord, suite: Suite) -> str | None:
         started = next(

@@ -21,8 +21,8 @@ from typing import Any
 from pydantic import Field, StrictFloat, StrictInt, StrictStr, ValidationError
 
 from ..core import JSON
+from ..core.closed import Closed
 from ..core.problems import Loc, format_loc
-from ..core.suite import Closed
 from .chat import read_messages
 from .records import Trace, TraceCall, TraceError, TraceProblem
 from .responses import read_items

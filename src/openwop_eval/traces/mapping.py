@@ -20,8 +20,8 @@ from pathlib import Path
 
 from pydantic import Field, StrictInt, ValidationError
 
+from ..core.closed import Closed
 from ..core.problems import format_loc
-from ..core.suite import Closed
 from ..files.documents import read_document
 from .records import Trace, TraceProblem, TraceRecord
 

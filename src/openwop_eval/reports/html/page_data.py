@@ -16,6 +16,7 @@ from typing import Any
 from ...core import ToolCall, TrialRecord
 from ...core.alignment import Alignment, align
 from ..model import Report, TaskReport, TrialReport
+from ..text import quarantine_lines, verdict_text
 
 Diagnostics = dict[tuple[str, int], dict[str, Any]]
 
@@ -35,6 +36,7 @@ def report_data(report: Report) -> dict[str, Any]:
             "maxP95LatencyMs": report.max_p95_latency_ms,
             "trials": {"count": rule.count, "passRule": rule.pass_rule, "k": rule.k},
             "passedCount": report.passed_count,
+            "verdict": verdict_text(report),
             "why": why(report),
             "shut": shut(report),
             "regression": report.summary.get("regression"),
@@ -56,6 +58,9 @@ def why(report: Report) -> list[str]:
             " that took a wrong path, failed closed or were unsafe, and counts 0 in the gate."
         )
     lines += [f"{r}." for r in report.reasons if r.rule != "gated-aggregate-below-bar"]
+    lines += [f"{note[0].upper()}{note[1:]}." for note in quarantine_lines(report)]
+    if report.passed and report.gate.failed_tasks:
+        lines.append(f"{verdict_text(report)}: no gate policy requires every task.")
     return lines
 
 
