@@ -106,7 +106,9 @@ RULES: dict[str, Rule] = {
     ),
     "agents": _rule(
         "parts",
-        "the agent forms: Python, scripted, subprocess, OpenAI-compatible",
+        "the agent forms: Python, scripted, subprocess, OpenAI-compatible, MCP (the trial's"
+        " tools as MCP servers on loopback)",
+        "base",
         "core",
         "files",
         "llm",

@@ -60,7 +60,7 @@ class CommandAgent:
             limit=LINE_LIMIT,
         )
         stderr = bytearray()
-        drain = asyncio.create_task(_drain(proc.stderr, stderr))
+        drain = asyncio.create_task(drain_tail(proc.stderr, stderr))
         try:
             delivered = await _send(
                 proc,
@@ -164,7 +164,8 @@ async def _send(proc: Any, message: dict[str, Any]) -> bool:
     return True
 
 
-async def _drain(stream: Any, into: bytearray) -> None:
+async def drain_tail(stream: Any, into: bytearray) -> None:
+    """Read ``stream`` to its end, keeping its last ``STDERR_TAIL`` bytes in ``into``."""
     while chunk := await stream.read(65536):
         into.extend(chunk)
         del into[:-STDERR_TAIL]

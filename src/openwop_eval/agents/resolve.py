@@ -6,6 +6,7 @@ from pathlib import Path
 
 from .base import Agent, AgentSpecError
 from .command import CommandAgent
+from .mcp import McpAgent
 from .openai_agent import OpenAIAgent, OpenAIAgentOptions
 from .python import PythonAgent, load_callable
 from .scripted import ScriptedAgent
@@ -18,8 +19,9 @@ def resolve_agent(
     threads: int = 32,
     openai: OpenAIAgentOptions | None = None,
 ) -> Agent:
-    """``scripted:PATH``, ``cmd:COMMAND``, ``openai:MODEL`` (with ``openai``'s endpoint, tool
-    catalog and prices), ``package.module:function`` or ``file.py:function``."""
+    """``scripted:PATH``, ``cmd:COMMAND``, ``mcp:COMMAND``, ``openai:MODEL`` (with
+    ``openai``'s endpoint, tool catalog and prices), ``package.module:function`` or
+    ``file.py:function``."""
     agent: Agent
     if openai is not None and not spec.startswith("openai:"):
         raise AgentSpecError(
@@ -29,6 +31,11 @@ def resolve_agent(
         agent = OpenAIAgent.from_options(spec.removeprefix("openai:"), openai)
     elif spec.startswith("scripted:"):
         agent = ScriptedAgent.from_file(spec.removeprefix("scripted:"))
+    elif spec.startswith("mcp:"):
+        command = spec.removeprefix("mcp:").strip()
+        if not command:
+            raise AgentSpecError("mcp: needs a command, e.g. mcp:'python agent.py {mcp_config}'")
+        agent = McpAgent(command)
     elif spec.startswith("cmd:"):
         command = spec.removeprefix("cmd:").strip()
         if not command:
@@ -45,7 +52,7 @@ def absolute_spec(spec: str, base: Path | None = None) -> str:
     """The spec with its file paths made absolute (against ``base``, else the working
     directory), so it means the same from anywhere: ``scripted:PATH`` and ``file.py:fn``."""
     root = base or Path.cwd()
-    if spec.startswith(("openai:", "cmd:")):
+    if spec.startswith(("openai:", "cmd:", "mcp:")):
         return spec  # a model name and a shell command are not paths
     if spec.startswith("scripted:"):
         return "scripted:" + str((root / spec.removeprefix("scripted:")).resolve())

@@ -207,6 +207,23 @@ def _started_event(setup: TrialSetup, boundary: ToolBoundary) -> Pending:
     )
 
 
+def described(exc: BaseException) -> str:
+    """An agent's exception as its trial keeps it. An exception group (a task group's, an
+    MCP client's) is described by its first leaf, the cause a person can act on."""
+    leaves: list[BaseException] = []
+    pending = [exc]
+    while pending:
+        item = pending.pop(0)
+        if isinstance(item, BaseExceptionGroup):
+            pending[:0] = list(item.exceptions)
+        else:
+            leaves.append(item)
+    if not leaves or leaves[0] is exc:
+        return cut(f"{type(exc).__name__}: {exc}")
+    more = f" (and {len(leaves) - 1} more)" if len(leaves) > 1 else ""
+    return cut(f"{type(leaves[0]).__name__}: {leaves[0]}{more}")
+
+
 async def _invoke(setup: TrialSetup, boundary: ToolBoundary) -> AgentAnswer:
     """Run the agent behind the boundary, under the timeout; any failure is the trial's."""
     task = setup.task.task
@@ -234,7 +251,7 @@ async def _invoke(setup: TrialSetup, boundary: ToolBoundary) -> AgentAnswer:
         error, error_kind = cut(f"protocol error: {exc}"), "protocol"
         reply = None  # what it returned is not a reply the run can record
     except Exception as exc:  # any failure of the agent is that trial's error, not the run's
-        error, error_kind = cut(f"{type(exc).__name__}: {exc}"), "exception"
+        error, error_kind = described(exc), "exception"
         reply, transcript = None, getattr(exc, "transcript", None)
     finally:
         boundary.closed = True

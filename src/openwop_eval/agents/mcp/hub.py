@@ -1,0 +1,203 @@
+"""The MCP servers of every trial in this process, on one loopback HTTP server.
+
+Theory of operation. :meth:`McpHub.shared` starts, once per process, a Streamable HTTP server
+on 127.0.0.1 (a port the system picks) in a thread of its own with its own event loop, so it
+outlives any one run's loop and a run's loop never waits on it. A trial registers its tools
+(:meth:`McpHub.serving`) under a fresh unguessable token and gets its servers' addresses:
+``/t/TOKEN/s/SERVER/mcp`` per server, ``/t/TOKEN/mcp`` for the combined one. The handlers
+(the official ``mcp`` SDK's low-level server, stateless, JSON answers) find the trial by the
+token in the path and hand each ``tools/call`` to the trial's tool boundary on the trial's own
+loop, where it is recorded and answered as any agent's call is. When the trial ends its token
+is dropped: a later call, or a call with a token that no trial holds, is a protocol error and
+is recorded against nobody.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import socket
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import mcp_types as types
+import uvicorn
+from mcp.server import Server, ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from starlette.applications import Starlette
+from starlette.routing import Mount
+
+from ...base.jsontext import dumps
+from ...base.limits import MAX_TOOL_ARGS_CHARS
+from ..base import AgentProtocolError, ToolCallError, ToolMissError
+from .listing import COMBINED, TrialTools
+
+READY_S = 10.0
+"""How long the hub may take to come up."""
+MAX_BODY_BYTES = 4 * MAX_TOOL_ARGS_CHARS + 64 * 1024
+"""The largest request body: a call's arguments at their limit (up to 4 UTF-8 bytes a
+character) and the JSON-RPC around them."""
+MISS = (
+    "no recorded answer for this call: fixtures are in force and none matches, so the trial"
+    " has failed closed"
+)
+
+
+class McpHubError(RuntimeError):
+    """The hub could not be started."""
+
+
+@dataclass(frozen=True, slots=True)
+class TrialServers:
+    """Where one trial's servers are."""
+
+    base: str
+    """``http://127.0.0.1:PORT/t/TOKEN``"""
+    names: tuple[str, ...]
+
+    @property
+    def url(self) -> str:
+        """The combined server: every tool as ``server.name``."""
+        return f"{self.base}/mcp"
+
+    def server_url(self, name: str) -> str:
+        return f"{self.base}/s/{name}/mcp"
+
+    def config(self) -> dict[str, Any]:
+        """The servers in the ``{"mcpServers": {...}}`` shape Claude Code, Cursor and the
+        OpenAI Agents SDK read."""
+        return {
+            "mcpServers": {
+                name: {"type": "http", "url": self.server_url(name)} for name in self.names
+            }
+        }
+
+
+class McpHub:
+    """The process's loopback MCP server for trials (see the module's docstring)."""
+
+    _shared: ClassVar[McpHub | None] = None
+    _guard: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self._trials: dict[str, TrialTools] = {}
+
+    @classmethod
+    def shared(cls) -> McpHub:
+        """The process's hub, started on first use (blocking: call it off the loop)."""
+        with cls._guard:
+            if cls._shared is None:
+                cls._shared = cls._start()
+            return cls._shared
+
+    @classmethod
+    def _start(cls) -> McpHub:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", 0))
+        hub = cls(sock.getsockname()[1])
+        server = uvicorn.Server(
+            uvicorn.Config(hub.app(), log_level="warning", access_log=False, lifespan="on")
+        )
+        thread = threading.Thread(
+            target=lambda: asyncio.run(server.serve(sockets=[sock])),
+            name="openwop-eval-mcp",
+            daemon=True,
+        )
+        thread.start()
+        for _ in range(int(READY_S / 0.01)):
+            if server.started:
+                return hub
+            if not thread.is_alive():
+                break
+            thread.join(0.01)
+        raise McpHubError("the MCP server for trials did not start on 127.0.0.1")
+
+    def app(self) -> Starlette:
+        server: Server[Any] = Server(
+            "openwop-eval", on_list_tools=self._list_tools, on_call_tool=self._call_tool
+        )
+        inner = server.streamable_http_app(
+            streamable_http_path="/mcp",
+            stateless_http=True,
+            json_response=True,
+            max_request_body_size=MAX_BODY_BYTES,
+        )
+        return Starlette(
+            routes=[Mount("/t/{token}/s/{server}", app=inner), Mount("/t/{token}", app=inner)],
+            lifespan=inner.router.lifespan_context,
+        )
+
+    @contextlib.contextmanager
+    def serving(self, trial: TrialTools) -> Iterator[TrialServers]:
+        """Serve ``trial``'s tools while the block runs."""
+        token = secrets.token_urlsafe(24)
+        self._trials[token] = trial
+        try:
+            yield TrialServers(f"http://127.0.0.1:{self.port}/t/{token}", tuple(trial.servers))
+        finally:
+            del self._trials[token]
+            for pending in list(trial.pending):
+                pending.cancel()
+
+    # --- the handlers, on the hub's loop -----------------------------------------------
+
+    def _trial(self, ctx: ServerRequestContext[Any, Any]) -> tuple[TrialTools, str]:
+        params = getattr(ctx.request, "path_params", None) or {}
+        trial = self._trials.get(params.get("token", ""))
+        if trial is None:
+            raise MCPError(
+                types.INVALID_REQUEST,
+                "no trial is served at this address: its trial has ended, or it never began",
+            )
+        server = params.get("server", COMBINED)
+        if server != COMBINED and server not in trial.servers:
+            raise MCPError(types.INVALID_REQUEST, f"this trial has no MCP server {server!r}")
+        return trial, server
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        trial, server = self._trial(ctx)
+        tools = [
+            types.Tool(name=item.name, description=item.description, input_schema=item.schema)
+            for item in trial.listing(server)
+        ]
+        return types.ListToolsResult(tools=tools)
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        trial, server = self._trial(ctx)
+        tool = trial.tool(server, params.name)
+        future = asyncio.run_coroutine_threadsafe(
+            trial.port.call(tool, params.arguments), trial.loop
+        )
+        trial.pending.add(future)
+        try:
+            result = await asyncio.wrap_future(future)
+        except ToolMissError:
+            return _failed(MISS)
+        except (ToolCallError, AgentProtocolError) as exc:
+            return _failed(str(exc))
+        except asyncio.CancelledError:
+            if not future.cancelled():
+                raise
+            raise MCPError(types.INVALID_REQUEST, "the trial ended before this call") from None
+        finally:
+            trial.pending.discard(future)
+        text = result if isinstance(result, str) else dumps(result)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)],
+            structured_content=result if isinstance(result, dict) else None,
+        )
+
+
+def _failed(message: str) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=message)], is_error=True
+    )

@@ -1,0 +1,172 @@
+"""``--agent 'mcp:COMMAND'``: an agent that gets its tools over MCP (the official Python
+SDK's client, over Streamable HTTP) is graded through the tool boundary like any other — a
+good path passes, a skipped step, a forbidden call and a call no fixture answers fail with
+the reason in the table — and the trial's servers refuse what is not theirs."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+from click.testing import CliRunner, Result
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from openwop_eval.agents.base import TrialContext
+from openwop_eval.agents.mcp import TrialTools
+from openwop_eval.agents.mcp.hub import MAX_BODY_BYTES, McpHub
+from openwop_eval.cli.main import main
+from openwop_eval.runner.trial import described
+from tests.mcp_servers.refunds import suite
+
+AGENT = Path(__file__).with_name("sdk_agent.py")
+
+
+def run(tmp: Path, case: str, *how: str) -> Result:
+    path = tmp / f"{case}.json"
+    path.write_text(json.dumps(suite(case)))
+    command = f"mcp:{sys.executable} {AGENT} " + (" ".join(how) or "{mcp_config}")
+    argv = ["run", str(path), "--agent", command, "--store", f"sqlite:///{tmp}/s.db"]
+    return CliRunner().invoke(main, [*argv, "--events", str(tmp / f"{case}.jsonl")])
+
+
+def calls(tmp: Path, case: str) -> list[tuple[str, str]]:
+    """(type, tool) of the tool events the run recorded, in order."""
+    docs = [json.loads(line) for line in (tmp / f"{case}.jsonl").read_text().splitlines()]
+    return [
+        (d["type"], d["payload"].get("tool", d["payload"].get("toolName", "")))
+        for d in docs
+        if d["type"].startswith("agent.tool")
+    ]
+
+
+def test_a_good_path_over_mcp_passes_and_every_call_is_recorded(tmp_path: Path) -> None:
+    result = run(tmp_path, "good")
+    assert result.exit_code == 0, result.output
+    events = calls(tmp_path, "good")
+    assert [kind for kind, _ in events].count("agent.tool-called") == 4  # 2 trials × 2 calls
+
+
+@pytest.mark.parametrize(
+    ("case", "reason"),
+    [
+        ("skipped-step", "crm:lookup-order"),
+        ("forbidden", "accounts:delete"),
+        ("unanswered", "crm:lookup-customer"),
+    ],
+)
+def test_a_wrong_path_over_mcp_fails_with_the_reason(
+    tmp_path: Path, case: str, reason: str
+) -> None:
+    result = run(tmp_path, case)
+    assert result.exit_code == 1, result.output
+    assert reason in result.output
+
+
+def test_the_combined_server_serves_every_tool_as_server_dot_name(tmp_path: Path) -> None:
+    result = run(tmp_path, "good", "--combined")
+    assert result.exit_code == 0, result.output
+
+
+class Port:
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    async def call(self, tool: str, args: object) -> object:
+        self.seen.append(tool)
+        return {"ok": True}
+
+
+def test_a_trials_servers_answer_only_with_its_token_and_only_while_it_lasts() -> None:
+    async def play() -> tuple[list[str], str, str]:
+        hub = await asyncio.to_thread(McpHub.shared)
+        port = Port()
+        context = TrialContext("t", 0, {}, tool_names=("crm:lookup-order",))
+        trial = TrialTools.of(context.tool_names, port, asyncio.get_running_loop())
+        with hub.serving(trial) as servers:
+            url = servers.server_url("crm")
+            async with Client(url) as client:
+                await client.call_tool("lookup-order", {})
+            forged = url.replace(servers.base.rsplit("/", 1)[1], "not-a-token")
+            refused = await refusal(forged)
+        ended = await refusal(url)
+        return port.seen, refused, ended
+
+    seen, refused, ended = asyncio.run(play())
+    assert seen == ["crm:lookup-order"]
+    assert "no trial is served at this address" in refused
+    assert "no trial is served at this address" in ended
+
+
+async def refusal(url: str) -> str:
+    """The protocol error the client got (the SDK raises it inside an exception group)."""
+    try:
+        async with Client(url) as client:
+            await client.call_tool("lookup-order", {})
+    except BaseException as exc:
+        while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+            exc = exc.exceptions[0]
+        if isinstance(exc, MCPError):
+            return str(exc)
+        raise
+    raise AssertionError("the call was answered")
+
+
+HOSTILE = [
+    (b"{not json", 400),
+    (b"[1, 2]", 400),
+    (b'{"jsonrpc": "2.0", "id": 1, "method": "no/such-method", "params": {}}', 200),
+    (b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": 5}}', 200),
+    (b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"x": "'
+     + b"y" * MAX_BODY_BYTES + b'"}}', 413),
+]  # fmt: skip
+"""Requests no trial may record: each answered with its HTTP status, a JSON-RPC error."""
+
+
+def test_hostile_requests_are_protocol_errors_and_record_nothing() -> None:
+    async def play() -> tuple[list[int], list[bool], list[str]]:
+        hub = await asyncio.to_thread(McpHub.shared)
+        port = Port()
+        trial = TrialTools.of(("crm:a",), port, asyncio.get_running_loop())
+        headers = {"Accept": "application/json, text/event-stream"}
+        headers["Content-Type"] = "application/json"
+        with hub.serving(trial) as servers:
+            async with httpx.AsyncClient() as client:
+                answers = [
+                    await client.post(servers.server_url("crm"), content=body, headers=headers)
+                    for body, _ in HOSTILE
+                ]
+        errors = [a.status_code >= 400 or "error" in a.json() for a in answers]
+        return [a.status_code for a in answers], errors, port.seen
+
+    statuses, errors, seen = asyncio.run(play())
+    assert statuses == [status for _, status in HOSTILE]
+    assert all(errors)
+    assert seen == []
+
+
+def test_an_agent_that_exits_early_fails_its_trial_with_its_status_and_stderr(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "suite.json"
+    path.write_text(json.dumps(suite("good", count=1)))
+    failing = "import sys; sys.stderr.write('cannot open ./crm_server.py'); sys.exit(3)"
+    command = f'mcp:{sys.executable} -c "{failing}"'
+    argv = ["run", str(path), "--agent", command, "--store", f"sqlite:///{tmp_path}/s.db"]
+    result = CliRunner().invoke(main, argv)
+    assert result.exit_code == 1, result.output
+    assert "exited with code 3" in result.output
+    assert "cannot open ./crm_server.py" in result.output
+
+
+def test_an_exception_group_is_told_by_its_leaf() -> None:
+    group = ExceptionGroup(
+        "unhandled errors in a TaskGroup",
+        [ExceptionGroup("inner", [FileNotFoundError("./crm_server.py")]), ValueError("x")],
+    )
+    assert described(group) == "FileNotFoundError: ./crm_server.py (and 1 more)"
+    assert described(ValueError("plain")) == "ValueError: plain"
