@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from .base import (
@@ -40,6 +41,8 @@ from .base import (
 
 STDERR_TAIL = 4096
 LINE_LIMIT = 16 * 1024 * 1024
+STDERR_GRACE_S = 1.0
+"""How long an exited agent's stderr may take to reach its end."""
 
 
 class CommandError(RuntimeError):
@@ -52,16 +55,7 @@ class CommandAgent:
         self.agent_id = agent_id
 
     async def run(self, context: TrialContext, port: ToolPort) -> AgentReply:
-        proc = await asyncio.create_subprocess_shell(
-            self.command,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            limit=LINE_LIMIT,
-        )
-        stderr = bytearray()
-        drain = asyncio.create_task(drain_tail(proc.stderr, stderr))
-        try:
+        async with spawned(self.command) as (proc, stderr):
             delivered = await _send(
                 proc,
                 {
@@ -74,12 +68,6 @@ class CommandAgent:
                 },
             )
             return await self._converse(proc, port, stderr, delivered)
-        finally:
-            if proc.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    proc.kill()
-            await proc.wait()
-            drain.cancel()
 
     async def _converse(
         self, proc: Any, port: ToolPort, stderr: bytearray, open_input: bool
@@ -121,6 +109,36 @@ async def _answer(port: ToolPort, message: dict[str, Any]) -> dict[str, Any]:
     except ToolCallError as exc:
         return _failure(call_id, "tool-error", str(exc))
     return {"type": "tool-result", "id": call_id, "ok": True, "result": result}
+
+
+@contextlib.asynccontextmanager
+async def spawned(
+    command: str, env: Mapping[str, str] | None = None
+) -> AsyncIterator[tuple[Any, bytearray]]:
+    """``command`` started with the shell, its stdin, stdout and stderr piped, and the tail
+    of its stderr kept as it runs; killed (if still running) and reaped when the block ends,
+    however it ends."""
+    proc = await asyncio.create_subprocess_shell(
+        command,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        limit=LINE_LIMIT,
+        env=env,
+    )
+    stderr = bytearray()
+    drain = asyncio.create_task(drain_tail(proc.stderr, stderr))
+    try:
+        yield proc, stderr
+    finally:
+        exited = proc.returncode is not None
+        if not exited:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+        await proc.wait()
+        if exited:  # the rest of its stderr, for the tail: bounded, a child may hold it open
+            await asyncio.wait({drain}, timeout=STDERR_GRACE_S)
+        drain.cancel()
 
 
 def _failure(call_id: Any, kind: str, message: str) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...base.limits import MAX_OUTPUT_CHARS
 from ..base import AgentReply, ToolPort, TrialContext
-from ..command import drain_tail
+from ..command import spawned
 from ..tool_catalog import ToolSpec
 from .listing import TrialTools
 
@@ -56,7 +56,9 @@ class McpAgent:
     async def run(self, context: TrialContext, port: ToolPort) -> AgentReply:
         from .hub import McpHub  # the MCP SDK, on first use
 
-        hub = await asyncio.to_thread(McpHub.shared)
+        hub = McpHub.running()
+        if hub is None:
+            hub = await asyncio.to_thread(McpHub.shared)
         trial = TrialTools.of(context.tool_names, port, asyncio.get_running_loop(), self.specs)
         with hub.serving(trial) as servers, tempfile.TemporaryDirectory() as tmp:
             config = Path(tmp) / "mcp.json"
@@ -68,26 +70,10 @@ class McpAgent:
             "{mcp_url}", shlex.quote(servers.url)
         )
         env = {**os.environ, CONFIG_ENV: str(config), URL_ENV: servers.url}
-        proc = await asyncio.create_subprocess_shell(
-            command,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=env,
-        )
-        stderr = bytearray()
-        drain = asyncio.create_task(drain_tail(proc.stderr, stderr))
-        try:
+        async with spawned(command, env) as (proc, stderr):
             await _feed(proc, json.dumps(context.input, ensure_ascii=False).encode())
             stdout = await _read_bounded(proc.stdout)
             code = await proc.wait()
-            await drain
-        finally:
-            if proc.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    proc.kill()
-                await proc.wait()
-            drain.cancel()
         if code != 0:
             tail = stderr.decode("utf-8", "replace").strip()[-500:]
             raise McpAgentError(

@@ -95,6 +95,11 @@ class McpHub:
             return cls._shared
 
     @classmethod
+    def running(cls) -> McpHub | None:
+        """The process's hub if it is up (no wait): trials after the first skip the thread."""
+        return cls._shared
+
+    @classmethod
     def _start(cls) -> McpHub:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
