@@ -10,9 +10,13 @@ import asyncio
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..core import JSON
+
+if TYPE_CHECKING:
+    from .mcp.hub import TrialServers
+    from .mcp.servers import TrialMcp
 
 
 class ToolMissError(LookupError):
@@ -66,6 +70,9 @@ class TrialContext:
     """The task's ``fixtures.memorySeed``."""
     tool_names: tuple[str, ...] = field(default=())
     """The tools the boundary can answer for this trial (fixtures first, then live tools)."""
+    tool_listing: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """What MCP servers list of the trial's tools, by tool: ``{"description"?, "inputSchema"}``
+    — a real server's listing, recorded (a replay) or live (an MCP upstream)."""
 
 
 class ToolPort(Protocol):
@@ -75,9 +82,15 @@ class ToolPort(Protocol):
 
 
 class _Tools:
-    def __init__(self, port: ToolPort, context: TrialContext) -> None:
+    def __init__(self, port: ToolPort, context: TrialContext, mcp: TrialMcp | None = None):
         self._port = port
         self.context = context
+        self._mcp = mcp
+
+    def _servers(self) -> TrialMcp:
+        if self._mcp is None:
+            raise RuntimeError("this agent's trials have no MCP servers")
+        return self._mcp
 
     @property
     def memory(self) -> tuple[Mapping[str, Any], ...]:
@@ -94,17 +107,32 @@ class AsyncTools(_Tools):
     async def call(self, tool: str, args: Mapping[str, JSON] | None = None) -> JSON:
         return await self._port.call(tool, args)
 
+    async def mcp_servers(self) -> TrialServers:
+        """The trial's MCP servers (``.url``, ``.server_url(name)``, ``.config()``): every
+        call made through them goes through this boundary, as :meth:`call` does."""
+        return await self._servers().opened()
+
 
 class SyncTools(_Tools):
     """The tools of a plain (sync) agent, which runs in a worker thread: ``tools.call(...)``."""
 
-    def __init__(self, port: ToolPort, context: TrialContext, loop: asyncio.AbstractEventLoop):
-        super().__init__(port, context)
+    def __init__(
+        self,
+        port: ToolPort,
+        context: TrialContext,
+        loop: asyncio.AbstractEventLoop,
+        mcp: TrialMcp | None = None,
+    ):
+        super().__init__(port, context, mcp)
         self._loop = loop
 
     def call(self, tool: str, args: Mapping[str, JSON] | None = None) -> JSON:
         future = asyncio.run_coroutine_threadsafe(self._port.call(tool, args), self._loop)
         return future.result()
+
+    def mcp_servers(self) -> TrialServers:
+        """The trial's MCP servers (see :meth:`AsyncTools.mcp_servers`)."""
+        return self._servers().open()
 
 
 class Agent(Protocol):

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from .base import AgentReply, AgentSpecError, AsyncTools, SyncTools, ToolPort, TrialContext
+from .mcp.servers import TrialMcp
 
 MAX_ABANDONED_CALLS: Final = 16
 """Calls of a plain-function agent still running after their trials ended (timed out), per
@@ -93,21 +94,25 @@ class PythonAgent:
         self._lock = threading.Lock()
 
     async def run(self, context: TrialContext, port: ToolPort) -> AgentReply:
-        if inspect.iscoroutinefunction(self.fn):
-            result = await self.fn(context.input, AsyncTools(port, context))
-        else:
-            result = await self._in_thread(context, port)
-            if inspect.isawaitable(result):
-                result = await result
+        mcp = TrialMcp(context, port, asyncio.get_running_loop())
+        try:
+            if inspect.iscoroutinefunction(self.fn):
+                result = await self.fn(context.input, AsyncTools(port, context, mcp))
+            else:
+                result = await self._in_thread(context, port, mcp)
+                if inspect.isawaitable(result):
+                    result = await result
+        finally:
+            mcp.close()  # its servers end with the trial, whatever the agent left open
         return result if isinstance(result, AgentReply) else AgentReply(result)
 
-    async def _in_thread(self, context: TrialContext, port: ToolPort) -> Any:
+    async def _in_thread(self, context: TrialContext, port: ToolPort, mcp: TrialMcp) -> Any:
         if self.abandoned >= MAX_ABANDONED_CALLS:
             raise AgentStalledError(
                 f"{self.abandoned} calls of the agent are still running past their timeouts"
             )
         loop = asyncio.get_running_loop()
-        tools = SyncTools(port, context, loop)
+        tools = SyncTools(port, context, loop, mcp)
         answer: asyncio.Future[tuple[bool, Any]] = loop.create_future()
         state = {"finished": False, "abandoned": False}
 

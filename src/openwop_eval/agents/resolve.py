@@ -6,7 +6,7 @@ from pathlib import Path
 
 from .base import Agent, AgentSpecError
 from .command import CommandAgent
-from .mcp import McpAgent
+from .mcp import McpAgent, McpOptions
 from .openai_agent import OpenAIAgent, OpenAIAgentOptions
 from .python import PythonAgent, load_callable
 from .scripted import ScriptedAgent
@@ -18,15 +18,18 @@ def resolve_agent(
     agent_id: str | None = None,
     threads: int = 32,
     openai: OpenAIAgentOptions | None = None,
+    mcp: McpOptions | None = None,
 ) -> Agent:
     """``scripted:PATH``, ``cmd:COMMAND``, ``mcp:COMMAND``, ``openai:MODEL`` (with
-    ``openai``'s endpoint, tool catalog and prices), ``package.module:function`` or
-    ``file.py:function``."""
+    ``openai``'s endpoint, tool catalog and prices; ``mcp:`` with ``mcp``'s transport and
+    tool catalog), ``package.module:function`` or ``file.py:function``."""
     agent: Agent
     if openai is not None and not spec.startswith("openai:"):
         raise AgentSpecError(
             "the endpoint, API key, tool catalog and prices are for an openai:MODEL agent only"
         )
+    if mcp is not None and not spec.startswith("mcp:"):
+        raise AgentSpecError("the MCP transport is for an mcp:COMMAND agent only")
     if spec.startswith("openai:"):
         agent = OpenAIAgent.from_options(spec.removeprefix("openai:"), openai)
     elif spec.startswith("scripted:"):
@@ -35,7 +38,7 @@ def resolve_agent(
         command = spec.removeprefix("mcp:").strip()
         if not command:
             raise AgentSpecError("mcp: needs a command, e.g. mcp:'python agent.py {mcp_config}'")
-        agent = McpAgent(command)
+        agent = McpAgent.from_options(command, mcp)
     elif spec.startswith("cmd:"):
         command = spec.removeprefix("cmd:").strip()
         if not command:

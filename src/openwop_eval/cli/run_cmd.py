@@ -18,6 +18,8 @@ from ..agents import (
     parse_price,
     resolve_agent,
 )
+from ..agents.mcp import TRANSPORTS, McpOptions
+from ..agents.mcp.upstream import Upstream, UpstreamError, Upstreams
 from ..core import SuiteError
 from ..files.suites import load_suite
 from ..judges import resolve_judge
@@ -26,6 +28,7 @@ from ..reports.terminal import print_modes, print_problems, print_run_table
 from ..runner import Recording, merge_recordings
 from ..runner.api import run_spec_async
 from ..runner.events import read_jsonl
+from ..runner.fixtures import merge_listings
 from ..runner.ray_executor import RayExecutor
 from ..runner.spec import LiveTool, RunOptions, RunSpec
 from ..runner.tools import load_live_tools
@@ -64,7 +67,8 @@ from .shell import (
 @click.option(
     "--tool-catalog",
     type=click.Path(dir_okay=False),
-    help="For openai:MODEL: tool definitions, prices and system prompt (JSON or YAML).",
+    help="For openai:MODEL: tool definitions, prices and system prompt (JSON or YAML); for"
+    " mcp:COMMAND: what its servers list of each tool.",
 )
 @click.option(
     "--price",
@@ -105,6 +109,21 @@ from .shell import (
 )
 @click.option("--live-shadow", is_flag=True, help="Ignore fixtures and use live tools.")
 @click.option(
+    "--mcp-transport",
+    type=click.Choice(TRANSPORTS),
+    default="http",
+    show_default=True,
+    help="For mcp:COMMAND: its config names each server by URL, or by a command (stdio).",
+)
+@click.option(
+    "--mcp-upstream",
+    "mcp_upstreams",
+    multiple=True,
+    metavar="NAME=URL|NAME=stdio:COMMAND",
+    help="A real MCP server answers the tools of namespace NAME as live tools (recorded, with"
+    " its tool list, for --fixtures-from); repeatable.",
+)
+@click.option(
     "--shard",
     metavar="I/N",
     help="Run only shard I of N of the (task, trial) pairs; merge the shards' --events files"
@@ -140,8 +159,8 @@ def run(**given: Any) -> None:
     out_console, err = consoles()
     _check_usage(err, args)
     store = open_store(err, args.store_url)
-    spec = checked(err, _spec(err, args), store)
     with ExitStack() as stack:
+        spec = checked(err, _spec(err, args, stack), store)
         sink = open_output(stack, args.events, "w") if args.events else None
         progress = stack.enter_context(RunProgress(err, enabled=not args.quiet and err.is_terminal))
         coro = run_spec_async(spec, store=store, observer=progress, events=sink)
@@ -187,6 +206,8 @@ class RunArgs(ModeArgs):
     tools_spec: str | None = None
     fixtures_from: tuple[str, ...] = ()
     live_shadow: bool = False
+    mcp_transport: str = "http"
+    mcp_upstreams: tuple[str, ...] = ()
     shard: str | None = None
     fail_fast: bool = False
     executor: str = "local"
@@ -217,21 +238,23 @@ class RunArgs(ModeArgs):
         )
 
 
-def _spec(err: Console, args: RunArgs) -> RunSpec:
-    """The run the options ask for; what cannot be read or resolved is a usage error."""
+def _spec(err: Console, args: RunArgs, stack: ExitStack) -> RunSpec:
+    """The run the options ask for; what cannot be read or resolved is a usage error. The
+    MCP upstreams it connects to are closed with ``stack``."""
     try:
         loaded = load_suite(args.suite) if args.suite else None
         live = load_live_tools(args.tools_spec) if args.tools_spec else None
+        live = _with_upstreams(live, args.mcp_upstreams, stack)
         agent = _agent(args, live)
         judge = resolve_judge(
             args.judge_spec, base_url=args.judge_base_url, api_key=args.judge_api_key
         )
         tasks = [t.task_id for t in loaded.suite.tasks] if loaded else None
-        recording = _recording(args.fixtures_from, tasks)
+        recording, listing = _recording(args.fixtures_from, tasks)
     except SuiteError as exc:
         print_problems(err, exc.source or str(args.suite), exc.problems)
         sys.exit(EXIT_INVALID)
-    except (AgentSpecError, ValueError, OSError, ImportError) as exc:
+    except (AgentSpecError, UpstreamError, ValueError, OSError, ImportError) as exc:
         usage(err, str(exc))
     spec = RunSpec(
         loaded,
@@ -241,6 +264,7 @@ def _spec(err: Console, args: RunArgs) -> RunSpec:
         recording,
         judge,
         live,
+        listing,
         executor=RayExecutor(args.ray_address) if args.executor == "ray" else None,
         resume=args.resume_id,
         keep_trials=lists_trials(args.report, args.junit, args.html_path),  # graded once, as run
@@ -267,17 +291,40 @@ class _AgentEndpoint:
 
 
 def _agent(args: RunArgs, live: dict[str, LiveTool] | None) -> Agent | None:
-    """The ``--agent``, if given; the endpoint flags go to an ``openai:MODEL`` agent only."""
+    """The ``--agent``, if given; the endpoint flags go to an ``openai:MODEL`` agent only,
+    the MCP transport to an ``mcp:COMMAND`` agent, the tool catalog to either."""
     spec, endpoint = args.agent_spec, args.endpoint
     if spec is None:
-        if endpoint.given:
+        if endpoint.given or args.mcp_transport != "http":
             raise AgentSpecError(
                 "--agent-base-url, --agent-api-key, --tool-catalog and --price need"
-                " --agent openai:MODEL"
+                " --agent openai:MODEL; --mcp-transport needs --agent mcp:COMMAND"
             )
         return None
+    if spec.startswith("mcp:"):
+        if endpoint.base_url or endpoint.api_key or endpoint.prices:
+            raise AgentSpecError("--agent-base-url, --agent-api-key and --price need openai:MODEL")
+        mcp = McpOptions(args.mcp_transport, args.tool_catalog, live)
+        return resolve_agent(spec, agent_id=args.agent_id, mcp=mcp)
+    if args.mcp_transport != "http":
+        raise AgentSpecError("--mcp-transport is for an mcp:COMMAND agent")
     openai = endpoint.options(live) if spec.startswith("openai:") or endpoint.given else None
     return resolve_agent(spec, agent_id=args.agent_id, threads=args.concurrency, openai=openai)
+
+
+def _with_upstreams(
+    live: dict[str, LiveTool] | None, specs: tuple[str, ...], stack: ExitStack
+) -> dict[str, LiveTool] | None:
+    """The live tools with those of the ``--mcp-upstream`` servers, connected until the
+    ``stack`` closes; a tool both answer is a usage error."""
+    if not specs:
+        return live
+    upstreams = Upstreams.open([Upstream.parse(spec) for spec in specs])
+    stack.callback(upstreams.close)
+    both = sorted(set(live or {}) & set(upstreams.tools))
+    if both:
+        raise AgentSpecError(f"{both[0]} is both a --tools live tool and an --mcp-upstream's")
+    return {**(live or {}), **upstreams.tools}
 
 
 def _check_usage(err: Console, args: RunArgs) -> None:
@@ -297,16 +344,23 @@ def _check_usage(err: Console, args: RunArgs) -> None:
         usage(err, "a resumed run keeps its shard; --shard cannot be given with --resume")
     if args.shard is not None and args.events is None:
         usage(err, "a shard's --events file is what `openwop-eval merge` merges: give --events")
+    if args.mcp_upstreams and args.executor == "ray":
+        usage(
+            err, "--mcp-upstream serves from this process: it cannot be given with --executor ray"
+        )
     if args.ray_address is not None and args.executor != "ray":
         usage(err, "--ray-address is the cluster of --executor ray: give --executor ray")
 
 
-def _recording(specs: tuple[str, ...], tasks: list[str] | None) -> Recording | None:
-    """``--fixtures-from [TASK=]EVENTS``, each for one task or for every task of the suite."""
+def _recording(
+    specs: tuple[str, ...], tasks: list[str] | None
+) -> tuple[Recording | None, dict[str, Any]]:
+    """``--fixtures-from [TASK=]EVENTS``, each for one task or for every task of the suite,
+    and what the recorded runs' MCP servers listed."""
     if not specs:
-        return None
+        return None, {}
     parts = []
     for spec in specs:
         task, sep, path = spec.rpartition("=")
         parts.append((read_jsonl(path if sep else spec), [task] if sep else tasks))
-    return merge_recordings(parts)
+    return merge_recordings(parts), merge_listings(docs for docs, _ in parts)

@@ -31,6 +31,11 @@ TOOL_CALLED = "agent.tool-called"
 TOOL_RETURNED = "agent.tool-returned"
 DECIDED = "agent.decided"
 
+TOOL_LISTING = "toolListing"
+"""The ``x-openwop-eval`` member of a trial's ``agent.invocation-started`` that holds what its
+MCP servers listed of its tools beyond their names, by tool: ``{"description"?,
+"inputSchema"}`` (a recording's, or a real server's): a replay of its log lists the same."""
+
 ENDINGS = (RUN_COMPLETED, RUN_FAILED, RUN_CANCELLED)
 """The events that end a run; a log holds at most one, as its last event."""
 

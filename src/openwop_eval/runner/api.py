@@ -104,7 +104,8 @@ class RunService:
     ) -> ActiveRun:
         spec = self._settled(spec)
         assert spec.suite is not None
-        fixtures = FixtureSource(spec.recording, spec.run_options().live_shadow)
+        listing = dict(spec.tool_listing or {})
+        fixtures = FixtureSource(spec.recording, spec.run_options().live_shadow, listing)
         execution = self._execution(spec, fixtures, observer, events)
         run = prepare_run(
             execution,

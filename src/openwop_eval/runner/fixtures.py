@@ -16,6 +16,7 @@ from typing import Any
 
 from ..core import CompiledTask, OpenwopEvalError
 from ..core.records import Recording
+from ..log.event_names import EXT, INVOCATION_STARTED, TOOL_LISTING, v2_type
 from ..log.replay import replay
 from .tools import FixtureBook, FixtureSheet
 
@@ -33,6 +34,8 @@ class FixtureSource:
     """Recorded responses for the tasks they name; other tasks use the suite's fixtures."""
     live_shadow: bool = False
     """No fixtures at all: every call goes to a live tool (``live-shadow`` suites only)."""
+    listing: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """What the recorded runs' MCP servers listed of their tools (:func:`listing_from`)."""
     _sheets: dict[str, tuple[Any, FixtureSheet]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -45,9 +48,11 @@ class FixtureSource:
         if self.recording is not None and task.task_id in self.recording:
             trials = self.recording[task.task_id]
             if not trials:
-                return FixtureBook()  # recorded nothing: every call misses
+                return FixtureBook(listing=self.listing)  # recorded nothing: every call misses
             keys = sorted(trials)
-            return FixtureBook.from_recording(trials[keys[index % len(keys)]])
+            book = FixtureBook.from_recording(trials[keys[index % len(keys)]])
+            book.listing = self.listing
+            return book
         fixtures = task.task.fixtures
         if fixtures is None or fixtures.tool_responses is None:
             return None
@@ -56,7 +61,9 @@ class FixtureSource:
         if held is None or held[0] is not responses:  # a source may serve another suite
             sheet = FixtureSheet.of([(r.tool, r.response) for r in responses])
             self._sheets[task.task_id] = held = (responses, sheet)
-        return held[1].deal()
+        book = held[1].deal()
+        book.listing = self.listing
+        return book
 
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"format": FORMAT, "liveShadow": self.live_shadow}
@@ -74,6 +81,8 @@ class FixtureSource:
                 ]
                 for task_id, trials in self.recording.items()
             }
+        if self.listing:  # absent otherwise: a source stored before listings reads the same
+            doc["toolListing"] = dict(self.listing)
         return doc
 
     @classmethod
@@ -84,12 +93,16 @@ class FixtureSource:
         live_shadow = doc.get("liveShadow")
         if not isinstance(live_shadow, bool):
             raise FixtureSourceError("the fixture source has no liveShadow flag")
+        listing = doc.get("toolListing", {})
+        if not isinstance(listing, dict) or listing != listed(listing):
+            raise FixtureSourceError("the fixture source's tool listing is damaged")
         stored = doc.get("recording")
         if stored is None:
-            return cls(None, live_shadow)
+            return cls(None, live_shadow, listing)
         if not isinstance(stored, dict):
             raise FixtureSourceError("the fixture source's recording is not an object")
-        return cls({task: _trials(trials) for task, trials in stored.items()}, live_shadow)
+        trials = {task: _trials(trials) for task, trials in stored.items()}
+        return cls(trials, live_shadow, listing)
 
 
 def _trials(stored: Any) -> dict[int, list[tuple[str, Any, Any]]]:
@@ -135,3 +148,42 @@ def merge_recordings(
     for docs, tasks in parts:
         merged.update(recording_from(docs, tasks))
     return merged
+
+
+def merge_listings(logs: Iterable[Sequence[dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """What the MCP servers of several recorded runs listed; a later log's entry wins."""
+    merged: dict[str, dict[str, Any]] = {}
+    for docs in logs:
+        merged.update(listing_from(docs))
+    return merged
+
+
+def listing_from(docs: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """What the MCP servers of a recorded run listed of their tools, as its trials recorded it
+    (``agent.invocation-started``'s ``toolListing``); a later trial's entry for a tool wins,
+    and an entry of the wrong shape is left out."""
+    found: dict[str, dict[str, Any]] = {}
+    for doc in docs:
+        kind = doc.get("type")
+        if not isinstance(kind, str) or v2_type(kind) != INVOCATION_STARTED:
+            continue
+        payload = doc.get("payload")
+        ext = payload.get(EXT) if isinstance(payload, dict) else None
+        value = ext.get(TOOL_LISTING) if isinstance(ext, dict) else None
+        if isinstance(value, dict):
+            found.update(listed(value))
+    return found
+
+
+def listed(value: Mapping[Any, Any]) -> dict[str, dict[str, Any]]:
+    """The entries of a tool listing that have its shape: ``tool: {"inputSchema": {...},
+    "description"?: str}``."""
+    return {
+        tool: entry
+        for tool, entry in value.items()
+        if isinstance(tool, str)
+        and isinstance(entry, dict)
+        and isinstance(entry.get("inputSchema"), dict)
+        and isinstance(entry.get("description", ""), str)
+        and set(entry) <= {"inputSchema", "description"}
+    }

@@ -112,6 +112,8 @@ class RunSpec:
     """Responses recorded in earlier runs, per task: they answer those tasks' tool calls."""
     judge: Judge | None = None
     live_tools: Mapping[str, LiveTool] | None = None
+    tool_listing: Mapping[str, Mapping[str, Any]] | None = None
+    """What the recorded runs' MCP servers listed of their tools (``fixtures.listing_from``)."""
     terms: RunTerms = field(default_factory=RunTerms)
     """The modes in effect (default: the suite's), the severity bar, a chosen baseline."""
     baseline: BaselineChoice | None = None

@@ -61,6 +61,8 @@ class FixtureBook:
     by_call: dict[tuple[str, str], deque[JSON]] = field(default_factory=dict)
     sorted_names: tuple[str, ...] | None = None
     """The tools it answers, sorted, when known in advance (a :class:`FixtureSheet`'s)."""
+    listing: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """What a recording's MCP servers listed of their tools (:mod:`.fixtures`)."""
 
     @classmethod
     def from_responses(cls, responses: Sequence[tuple[str, JSON]]) -> FixtureBook:
@@ -200,6 +202,18 @@ class ToolBoundary:
         if self.fixtures is not None:
             return self.fixtures.tool_names
         return tuple(sorted(self.live))
+
+    @property
+    def listing(self) -> Mapping[str, Mapping[str, Any]]:
+        """What MCP servers list of the trial's tools: the recording's when fixtures answer,
+        else what live tools list of themselves (an MCP upstream's tools carry a ``listing``)."""
+        if self.fixtures is not None:
+            return self.fixtures.listing
+        return {
+            tool: listing
+            for tool, fn in self.live.items()
+            if isinstance(listing := getattr(fn, "listing", None), Mapping)
+        }
 
     def trajectory(self) -> tuple[ToolCall, ...]:
         return tuple(ToolCall(c.tool, c.args, c.missed) for c in self.calls)

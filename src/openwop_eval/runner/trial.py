@@ -13,6 +13,7 @@ from typing import Any
 
 from ..agents.base import Agent, AgentProtocolError, AgentReply, ToolMissError, TrialContext
 from ..agents.python import AgentStalledError
+from ..base.errors import told
 from ..base.limits import MAX_OUTPUT_CHARS
 from ..core import (
     CompiledTask,
@@ -27,7 +28,14 @@ from ..core import (
 )
 from ..core.rubric import Judge, verdict_findings
 from ..core.safety import FindingTag, SafetyPolicy
-from ..log.event_names import DECIDED, EVAL_SCORED, EXT, INVOCATION_COMPLETED, INVOCATION_STARTED
+from ..log.event_names import (
+    DECIDED,
+    EVAL_SCORED,
+    EXT,
+    INVOCATION_COMPLETED,
+    INVOCATION_STARTED,
+    TOOL_LISTING,
+)
 from ..runtime.clock import utc_stamp
 from .events import Pending, pending, serial_id
 from .findings import scored_members, trial_findings
@@ -196,39 +204,34 @@ def finish_trial(plan: GradingPlan, done: PlayedTrial) -> GradedTrial:
 
 
 def _started_event(setup: TrialSetup, boundary: ToolBoundary) -> Pending:
+    ext = boundary.ext
+    listing = boundary.listing
+    if listing:  # the servers' listing goes with the trial: its log replays it (fixtures.py)
+        ext = {EXT: {**ext[EXT], TOOL_LISTING: dict(listing)}}
     return pending(
         INVOCATION_STARTED,
         {
             "invocationId": boundary.invocation_id,
             "agentId": setup.agent.agent_id,
             "source": "run-api",
-            **boundary.ext,
+            **ext,
         },
     )
 
 
 def described(exc: BaseException) -> str:
-    """An agent's exception as its trial keeps it. An exception group (a task group's, an
+    """An agent's exception as its trial keeps it: an exception group (a task group's, an
     MCP client's) is described by its first leaf, the cause a person can act on."""
-    leaves: list[BaseException] = []
-    pending = [exc]
-    while pending:
-        item = pending.pop(0)
-        if isinstance(item, BaseExceptionGroup):
-            pending[:0] = list(item.exceptions)
-        else:
-            leaves.append(item)
-    if not leaves or leaves[0] is exc:
-        return cut(f"{type(exc).__name__}: {exc}")
-    more = f" (and {len(leaves) - 1} more)" if len(leaves) > 1 else ""
-    return cut(f"{type(leaves[0]).__name__}: {leaves[0]}{more}")
+    return cut(told(exc))
 
 
 async def _invoke(setup: TrialSetup, boundary: ToolBoundary) -> AgentAnswer:
     """Run the agent behind the boundary, under the timeout; any failure is the trial's."""
     task = setup.task.task
     memory = tuple(task.fixtures.memory_seed or ()) if task.fixtures else ()
-    context = TrialContext(task.task_id, setup.trial, task.input, memory, boundary.tool_names)
+    context = TrialContext(
+        task.task_id, setup.trial, task.input, memory, boundary.tool_names, boundary.listing
+    )
     reply, error, error_kind, transcript = None, None, None, None
     started = time.monotonic()
     try:

@@ -10,6 +10,7 @@ from ..core.plan import RunTerms
 from ..core.problems import Problem
 from ..core.suite import Suite
 from ..runner import ActiveRun, Recording, RunError, merge_recordings
+from ..runner.fixtures import merge_listings
 from ..runner.spec import NEWEST, BaselineChoice, Names, StoredBaseline, describe
 from ..runner.spec import settle as settle_spec
 from .auth import Principal
@@ -45,7 +46,7 @@ def create(
     _check_body(who, body)
     suite, agent = _named(state.catalog, body)
     modes = _check_suite(state.catalog, suite.loaded.suite, agent.agent_id, body)
-    recording = _fixture_runs(state, who, body.get("fixtureRuns"), suite.loaded.suite)
+    recording, listing = _fixture_runs(state, who, body.get("fixtureRuns"), suite.loaded.suite)
     extra = {
         "owner": who.owner(),
         **({"fixtureRuns": body["fixtureRuns"]} if "fixtureRuns" in body else {}),
@@ -53,6 +54,7 @@ def create(
     terms = RunTerms(modes=modes, fail_on_severity=state.config.adversarial.fail_on_severity)
     asked = _baseline_asked(body.get("baselineRunId"))
     spec = state.manager.spec(who.tenant, who.owner(), suite, agent, extra, recording, terms, asked)
+    spec = replace(spec, tool_listing=listing) if listing else spec
     spec, problems = settle_spec(spec, state.store)  # the baseline chosen once, here
     if problems:
         raise _refused(problems, suite.loaded.suite, state.catalog)
@@ -173,9 +175,12 @@ def _baseline_asked(run_id: str | None) -> BaselineChoice:
     return StoredBaseline(run_id if is_run_id(run_id) else None)
 
 
-def _fixture_runs(state: HostState, who: Principal, value: Any, suite: Any) -> Recording | None:
+def _fixture_runs(
+    state: HostState, who: Principal, value: Any, suite: Any
+) -> tuple[Recording | None, dict[str, Any]]:
+    """The recording of ``fixtureRuns``, and what its runs' MCP servers listed."""
     if value is None:
-        return None
+        return None, {}
     task_ids = {t.task_id for t in suite.tasks}
     refused = validation(
         "fixtureRuns must map task ids of the suite to completed eval runs of"
@@ -198,4 +203,5 @@ def _fixture_runs(state: HostState, who: Principal, value: Any, suite: Any) -> R
         ):
             raise refused  # the same answer whatever the reason
         docs_by_run.setdefault(run_id, store.events(run_id))
-    return merge_recordings((docs_by_run[run_id], [task]) for task, run_id in value.items())
+    recording = merge_recordings((docs_by_run[run_id], [task]) for task, run_id in value.items())
+    return recording, merge_listings(docs_by_run.values())

@@ -4,7 +4,7 @@ recorded, answered from fixtures, a recording or a live tool, a miss failing the
 closed — and ``mcp:COMMAND``, the agent form that runs a command against them. The MCP SDK
 is imported when a trial first needs its servers (:mod:`.hub`), not with this package."""
 
-from .agent import McpAgent, McpAgentError
+from .agent import TRANSPORTS, McpAgent, McpAgentError, McpOptions
 from .listing import TrialTools, namespaced
 
-__all__ = ["McpAgent", "McpAgentError", "TrialTools", "namespaced"]
+__all__ = ["TRANSPORTS", "McpAgent", "McpAgentError", "McpOptions", "TrialTools", "namespaced"]

@@ -8,6 +8,9 @@ per tool namespace of the trial (:mod:`.listing`), and the command learns where 
   the OpenAI Agents SDK read;
 - ``{mcp_url}``, and ``OPENWOP_MCP_URL``: one combined server with every tool.
 
+With the ``stdio`` transport each entry is instead the command that serves that server on
+stdin and stdout (``{"type": "stdio", "command": …, "args": […]}``, :mod:`.stdio`).
+
 The task's input goes to the command on stdin, as JSON; what it writes to stdout is its
 output (JSON when the whole of it parses, else the text, without its trailing newline). A
 command that exits with a non-zero status fails the trial with that status and the tail of
@@ -22,20 +25,24 @@ import json
 import os
 import shlex
 import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...base.limits import MAX_OUTPUT_CHARS
-from ..base import AgentReply, ToolPort, TrialContext
+from ..base import AgentReply, AgentSpecError, ToolPort, TrialContext
 from ..command import spawned
-from ..tool_catalog import ToolSpec
+from ..tool_catalog import ToolCatalog, ToolSpec, live_declarations
 from .listing import TrialTools
+from .servers import described
 
 if TYPE_CHECKING:
     from .hub import TrialServers
 
 CONFIG_ENV = "OPENWOP_MCP_CONFIG"
 URL_ENV = "OPENWOP_MCP_URL"
+TRANSPORTS = ("http", "stdio")
 MAX_STDOUT_BYTES = 4 * MAX_OUTPUT_CHARS
 """The most an agent may write to stdout: its output at its limit in UTF-8; more, and the
 trial errors without reading the rest."""
@@ -45,13 +52,44 @@ class McpAgentError(RuntimeError):
     """The command failed: a non-zero exit, or an output over the limit."""
 
 
+@dataclass(frozen=True)
+class McpOptions:
+    """What ``run`` flags (or a host's agent config) give an ``mcp:COMMAND`` agent."""
+
+    transport: str = "http"
+    """How the config names each server: its URL (``http``) or a command (``stdio``)."""
+    tool_catalog: str | None = None
+    """A tool catalog file: the descriptions and input schemas the servers list."""
+    live_tools: Mapping[str, Callable[..., Any]] | None = None
+    """Live tools, whose own declarations describe them where the catalog does not."""
+
+    def __post_init__(self) -> None:
+        if self.transport not in TRANSPORTS:
+            raise AgentSpecError(f"--mcp-transport must be one of {', '.join(TRANSPORTS)}")
+
+    def specs(self) -> dict[str, ToolSpec]:
+        """The tools described: the catalog's over the live tools' own declarations."""
+        catalog = ToolCatalog.from_file(self.tool_catalog).tools if self.tool_catalog else {}
+        return {**live_declarations(self.live_tools or {}), **catalog}
+
+
 class McpAgent:
     """``mcp:COMMAND`` (see the module's docstring)."""
 
     def __init__(
-        self, command: str, agent_id: str = "mcp", specs: dict[str, ToolSpec] | None = None
+        self,
+        command: str,
+        agent_id: str = "mcp",
+        specs: Mapping[str, ToolSpec] | None = None,
+        transport: str = "http",
     ) -> None:
-        self.command, self.agent_id, self.specs = command, agent_id, specs or {}
+        self.command, self.agent_id, self.specs = command, agent_id, dict(specs or {})
+        self.transport = McpOptions(transport).transport
+
+    @classmethod
+    def from_options(cls, command: str, options: McpOptions | None = None) -> McpAgent:
+        options = options or McpOptions()
+        return cls(command, specs=options.specs(), transport=options.transport)
 
     async def run(self, context: TrialContext, port: ToolPort) -> AgentReply:
         from .hub import McpHub  # the MCP SDK, on first use
@@ -59,10 +97,15 @@ class McpAgent:
         hub = McpHub.running()
         if hub is None:
             hub = await asyncio.to_thread(McpHub.shared)
-        trial = TrialTools.of(context.tool_names, port, asyncio.get_running_loop(), self.specs)
+        trial = TrialTools.of(
+            context.tool_names,
+            port,
+            asyncio.get_running_loop(),
+            described(context.tool_listing, self.specs),
+        )
         with hub.serving(trial) as servers, tempfile.TemporaryDirectory() as tmp:
             config = Path(tmp) / "mcp.json"
-            config.write_text(json.dumps(servers.config(), indent=2) + "\n")
+            config.write_text(json.dumps(servers.config(self.transport), indent=2) + "\n")
             return await self._play(context, servers, config)
 
     async def _play(self, context: TrialContext, servers: TrialServers, config: Path) -> AgentReply:

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import secrets
 import socket
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,6 +29,7 @@ import mcp_types as types
 import uvicorn
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
@@ -40,6 +43,10 @@ READY_S = 10.0
 MAX_BODY_BYTES = 4 * MAX_TOOL_ARGS_CHARS + 64 * 1024
 """The largest request body: a call's arguments at their limit (up to 4 UTF-8 bytes a
 character) and the JSON-RPC around them."""
+STDIO_MODULE = "openwop_eval.agents.mcp.stdio"
+"""The command of a server over stdio (``python -m …  URL``): see :mod:`.stdio`."""
+RESULT_KEYS = frozenset({"content", "structuredContent", "isError", "_meta"})
+"""The members of an MCP ``CallToolResult``: a tool answer of only these is served as one."""
 MISS = (
     "no recorded answer for this call: fixtures are in force and none matches, so the trial"
     " has failed closed"
@@ -66,13 +73,12 @@ class TrialServers:
     def server_url(self, name: str) -> str:
         return f"{self.base}/s/{name}/mcp"
 
-    def config(self) -> dict[str, Any]:
+    def config(self, transport: str = "http") -> dict[str, Any]:
         """The servers in the ``{"mcpServers": {...}}`` shape Claude Code, Cursor and the
-        OpenAI Agents SDK read."""
+        OpenAI Agents SDK read: each its URL, or (``stdio``) the command that serves it on
+        stdin and stdout (:mod:`.stdio`)."""
         return {
-            "mcpServers": {
-                name: {"type": "http", "url": self.server_url(name)} for name in self.names
-            }
+            "mcpServers": {name: _entry(self.server_url(name), transport) for name in self.names}
         }
 
 
@@ -93,6 +99,11 @@ class McpHub:
             if cls._shared is None:
                 cls._shared = cls._start()
             return cls._shared
+
+    @classmethod
+    def _forget(cls) -> None:
+        """In a forked child: the parent's hub thread is not there, so a trial starts anew."""
+        cls._shared, cls._guard = None, threading.Lock()
 
     @classmethod
     def running(cls) -> McpHub | None:
@@ -195,11 +206,31 @@ class McpHub:
             raise MCPError(types.INVALID_REQUEST, "the trial ended before this call") from None
         finally:
             trial.pending.discard(future)
-        text = result if isinstance(result, str) else dumps(result)
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=text)],
-            structured_content=result if isinstance(result, dict) else None,
-        )
+        return _served(result)
+
+
+os.register_at_fork(after_in_child=McpHub._forget)
+
+
+def _served(result: Any) -> types.CallToolResult:
+    """A tool's answer as an MCP result: a result that is one already (what a recording of a
+    real server holds: ``{"content": [...], ...}``) as it is, else the JSON as text, and an
+    object also as structured content."""
+    mcp_shaped = isinstance(result, dict) and isinstance(result.get("content"), list)
+    if mcp_shaped and set(result) <= RESULT_KEYS:
+        with contextlib.suppress(ValidationError):
+            return types.CallToolResult.model_validate(result)
+    text = result if isinstance(result, str) else dumps(result)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)],
+        structured_content=result if isinstance(result, dict) else None,
+    )
+
+
+def _entry(url: str, transport: str) -> dict[str, Any]:
+    if transport == "stdio":
+        return {"type": "stdio", "command": sys.executable, "args": ["-m", STDIO_MODULE, url]}
+    return {"type": "http", "url": url}
 
 
 def _failed(message: str) -> types.CallToolResult:

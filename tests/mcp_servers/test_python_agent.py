@@ -1,0 +1,72 @@
+"""A Python agent asks its ``tools`` for the trial's MCP servers and uses its own MCP client:
+its calls go through the same boundary, graded as any (a good path passes, a wrong one
+fails with the reason); the servers end with the trial."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from openwop_eval.agents.base import AsyncTools, TrialContext
+from openwop_eval.agents.mcp.servers import TrialMcp
+from openwop_eval.cli.main import main
+from tests.mcp_servers.refunds import suite
+from tests.mcp_servers.test_mcp_agent import refusal
+
+AGENTS = Path(__file__).with_name("inprocess_agents.py")
+
+
+def run(tmp: Path, case: str, agent: str) -> Result:
+    path = tmp / f"{case}.json"
+    path.write_text(json.dumps(suite(case, count=3)))
+    argv = ["run", str(path), "--agent", f"{AGENTS}:{agent}", "--store", f"sqlite:///{tmp}/s.db"]
+    return CliRunner().invoke(main, [*argv, "--events", str(tmp / "e.jsonl"), "--quiet"])
+
+
+@pytest.mark.parametrize("agent", ["calls_over_mcp", "calls_over_mcp_in_a_thread"])
+def test_a_good_path_through_the_agents_own_mcp_client_passes(tmp_path: Path, agent: str) -> None:
+    result = run(tmp_path, "good", agent)
+    assert result.exit_code == 0, result.output
+    docs = [json.loads(line) for line in (tmp_path / "e.jsonl").read_text().splitlines()]
+    called = [d["payload"]["toolName"] for d in docs if d["type"] == "agent.tool-called"]
+    assert sorted(called) == ["crm:lookup-order"] * 3 + ["payments:refund"] * 3
+
+
+@pytest.mark.parametrize(
+    ("case", "reason"),
+    [("skipped-step", "crm:lookup-order"), ("forbidden", "accounts:delete"),
+     ("unanswered", "crm:lookup-customer")],
+)  # fmt: skip
+@pytest.mark.parametrize("agent", ["calls_over_mcp", "calls_over_mcp_in_a_thread"])
+def test_a_wrong_path_through_the_agents_own_mcp_client_fails(
+    tmp_path: Path, agent: str, case: str, reason: str
+) -> None:
+    result = run(tmp_path, case, agent)
+    assert result.exit_code == 1, result.output
+    assert reason in result.output
+
+
+def test_an_agent_that_never_asks_starts_no_servers(tmp_path: Path) -> None:
+    assert run(tmp_path, "good", "never_asks").exit_code == 0
+
+
+def test_the_servers_end_with_the_trial() -> None:
+    class Port:
+        async def call(self, tool: str, args: object) -> object:
+            return {}
+
+    async def play() -> str:
+        context = TrialContext("t", 0, {}, tool_names=("crm:lookup-order",))
+        mcp = TrialMcp(context, Port(), asyncio.get_running_loop())
+        servers = await AsyncTools(Port(), context, mcp).mcp_servers()
+        assert servers.names == ("crm",)
+        mcp.close()
+        return await refusal(servers.server_url("crm"))
+
+    assert "no trial is served at this address" in asyncio.run(play())
+    with pytest.raises(RuntimeError, match="no MCP servers"):
+        asyncio.run(AsyncTools(Port(), TrialContext("t", 0, {})).mcp_servers())
