@@ -14,7 +14,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import Status, StatusCode
+from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from .scenario import TRIALS, Trial
 
@@ -39,10 +39,11 @@ class Recorder:
         parent: Any = None,
         attributes: dict[str, Any] | None = None,
         error: str | None = None,
+        kind: SpanKind = SpanKind.INTERNAL,
     ) -> Any:
         """A finished span, a child of ``parent`` (a new trace without one)."""
         context = trace.set_span_in_context(parent) if parent is not None else None
-        span = self.tracer.start_span(name, context, attributes=attributes, start_time=start)
+        span = self.tracer.start_span(name, context, kind, attributes=attributes, start_time=start)
         if error is not None:
             span.set_status(Status(StatusCode.ERROR, error))
         span.end(end_time=end)

@@ -32,6 +32,7 @@ class Pending:
     args: dict[str, JSON]
     result: JSON = None
     answered: bool = False
+    error: str | None = None
 
     def answer(self, result: Any, where: Loc) -> None:
         if self.answered:
@@ -39,7 +40,7 @@ class Pending:
         self.result, self.answered = parse_result(result), True
 
     def frozen(self) -> TraceCall:
-        return TraceCall(self.tool, self.args, self.result)
+        return TraceCall(self.tool, self.args, self.result, self.error)
 
 
 class Calls:

@@ -27,7 +27,17 @@ from .chat import read_messages
 from .records import Trace, TraceCall, TraceError, TraceProblem
 from .responses import read_items
 
-_ITEM_TYPES = ("message", "function_call", "function_call_output", "reasoning", "item_reference")
+_ITEM_TYPES = (
+    "message",
+    "function_call",
+    "function_call_output",
+    "reasoning",
+    "item_reference",
+    "mcp_call",
+    "mcp_list_tools",
+    "mcp_approval_request",
+    "mcp_approval_response",
+)
 
 
 class Record(Closed):

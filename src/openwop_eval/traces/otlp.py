@@ -10,7 +10,8 @@
 
 Ids are read as the OTLP/JSON hex the specification prescribes, or as the base64 that
 protobuf's generic JSON mapping (``MessageToJson``) writes; int64 values as strings or
-numbers; enums as numbers or names. What the spans mean is :mod:`.spans`' business.
+numbers; enums (a status code, a span kind) as numbers or names. What the spans mean is
+:mod:`.spans`' business.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from .records import TraceError
 _HEX = re.compile(r"[0-9a-fA-F]+")
 _ERROR_CODES = (2, "2", "STATUS_CODE_ERROR", "ERROR")
 _SCALARS = ("stringValue", "boolValue", "doubleValue", "bytesValue")
+_KINDS = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +46,8 @@ class Span:
     """The status message when the span's status is an error ("" when it has none)."""
     order: int
     """Its position in the file: the tie-break of equal start times."""
+    kind: str = "UNSPECIFIED"
+    """``INTERNAL``, ``SERVER``, ``CLIENT``, ``PRODUCER``, ``CONSUMER`` or ``UNSPECIFIED``."""
 
     @property
     def duration_ms(self) -> float | None:
@@ -87,7 +91,20 @@ def _span(span: dict[str, Any], resource: Mapping[str, Any], order: int, loc: Lo
         resource=resource,
         error=error,
         order=order,
+        kind=_kind(span.get("kind"), (*loc, "kind")),
     )
+
+
+def _kind(value: Any, loc: Loc) -> str:
+    """A span kind, from its number (``2``) or its enum name (``SPAN_KIND_SERVER``); absent
+    or null, unspecified."""
+    if value is None:
+        return _KINDS[0]
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(_KINDS):
+        return _KINDS[value]
+    if isinstance(value, str) and value.removeprefix("SPAN_KIND_") in _KINDS:
+        return value.removeprefix("SPAN_KIND_")
+    raise TraceError("not a span kind (0–5, or a name such as SPAN_KIND_CLIENT)", loc)
 
 
 def _id(value: Any, size: int, loc: Loc) -> str:

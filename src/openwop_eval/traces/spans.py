@@ -8,7 +8,20 @@ TOOL``, ``tool.name``, ``input.value``/``output.value``), the Vercel AI SDK
 — and ordered by start time. GenAI arguments are opt-in and often absent: they are recovered
 from the ``tool_call`` parts of a chat span's messages with the same call id (and from
 OpenInference's flattened ``llm.output_messages`` tool calls); a call whose arguments cannot
-be found is recorded with none, so a step that names arguments fails on it.
+be found is recorded with none, so a step that names arguments fails on it. A tool span whose
+status is an error, or that has an ``error.type``, is a failed call.
+
+MCP spans (``mcp.method.name``) are tool calls when the method is ``tools/call`` — with or
+without ``execute_tool`` — and never otherwise (``tools/list``, ``initialize``,
+notifications). One call is often recorded by several layers, so an MCP ``tools/call`` span
+counts only when no other tool span records it: not when a tool span encloses it within the
+same agent (no ``invoke_agent`` or ``AGENT`` span between them) — an agent framework's tool
+span over its MCP client's span, a client span over the server span that answered it — and,
+for a server's span (kind ``SERVER``), not when the trace holds any client-side tool span.
+The enclosing span is the call; what it lacks of the arguments, result and error is taken
+from the MCP span beneath it when both name the same tool. The conventions record no server
+name, so the tool is named as the span names it (``gen_ai.tool.name``, else the span name's
+``tools/call {tool}``); ``--map``'s ``tools`` can name it as the suite does.
 
 The answer is read from the root span; when it carries none, from the outermost agent span
 that does (``invoke_agent``, OpenInference ``AGENT``), then from the chat span that ended
@@ -50,6 +63,8 @@ _RESULTS = (
 )
 _KIND = "openinference.span.kind"
 _OPERATION = "gen_ai.operation.name"
+_MCP_METHOD = "mcp.method.name"
+_NAMED_SPANS = ("execute_tool ", "tools/call ")
 _CHAT_OPERATIONS = ("chat", "generate_content", "text_completion")
 _FLAT_CONTENT = re.compile(r"llm\.output_messages\.(\d+)\.message\.content")
 _FLAT_CALL = re.compile(
@@ -64,15 +79,16 @@ def trace_of(spans: Sequence[Span], source: str) -> Trace:
     roots = (s for s in ordered if s.parent_id is None or s.parent_id not in ids)
     root = next(roots, ordered[0])  # parents in a cycle: the earliest span stands in
     recovered = _recovered_arguments(ordered)
+    tools = [s for s in ordered if _is_tool(s)]
+    repeated, beneath = _mcp_repeats(tools, ordered)
     calls, seen = [], set()
-    for span in ordered:
-        if not _is_tool(span):
-            continue
+    for span in tools:
         call_id = _first(span.attrs, _IDS)
-        if isinstance(call_id, str) and call_id in seen:
+        if span.order in repeated or (isinstance(call_id, str) and call_id in seen):
             continue  # one call instrumented twice (say, OpenInference and GenAI)
         seen.add(call_id)
-        calls.append(_call(span, recovered.get(call_id) if isinstance(call_id, str) else None))
+        found = recovered.get(call_id) if isinstance(call_id, str) else None
+        calls.append(_call(span, found, beneath.get(span.order)))
     task_id, trial = _trial_of(root, ordered)
     cost = root.attrs.get(COST_USD)
     return Trace(
@@ -90,6 +106,8 @@ def trace_of(spans: Sequence[Span], source: str) -> Trace:
 
 def _is_tool(span: Span) -> bool:
     attrs = span.attrs
+    if _MCP_METHOD in attrs:  # an MCP span: only tools/call is a call, execute_tool or not
+        return bool(attrs[_MCP_METHOD] == "tools/call")
     return (
         attrs.get(_OPERATION) == "execute_tool"
         or attrs.get(_KIND) == "TOOL"
@@ -97,16 +115,83 @@ def _is_tool(span: Span) -> bool:
     )
 
 
-def _call(span: Span, recovered: Any) -> TraceCall:
-    tool = _first(span.attrs, _NAMES)
-    if tool is None and span.name.startswith("execute_tool "):
-        tool = span.name.removeprefix("execute_tool ").strip()
+def _call(span: Span, recovered: Any, inner: Span | None) -> TraceCall:
+    """The call a tool span records; ``inner``, the MCP span beneath it naming the same tool,
+    gives what it lacks."""
+    tool = _tool_name(span)
     if not isinstance(tool, str) or not tool:
         raise TraceError(f"span {span.span_id} is a tool span without a tool name")
     arguments = _first(span.attrs, _ARGS)
-    args = parse_arguments(recovered if arguments is None else arguments)
-    result = _first(span.attrs, _RESULTS)
-    return TraceCall(tool, args, parse_result(result), span.error)
+    arguments = recovered if arguments is None else arguments
+    result, error = _first(span.attrs, _RESULTS), _error(span)
+    if inner is not None:
+        arguments = _first(inner.attrs, _ARGS) if arguments is None else arguments
+        result = _first(inner.attrs, _RESULTS) if result is None else result
+        error = _error(inner) if error is None else error
+    return TraceCall(tool, parse_arguments(arguments), parse_result(result), error)
+
+
+def _tool_name(span: Span) -> Any:
+    tool = _first(span.attrs, _NAMES)
+    prefix = next((p for p in _NAMED_SPANS if span.name.startswith(p)), None)
+    if tool is None and prefix is not None:
+        tool = span.name.removeprefix(prefix).strip()
+    return tool
+
+
+def _error(span: Span) -> str | None:
+    """The status message of a failed span, else its ``error.type`` (the conventions mark a
+    failed call by both, but not every instrumentation sets both)."""
+    kind = span.attrs.get("error.type")
+    if not span.error and isinstance(kind, str) and kind:
+        return kind
+    return span.error
+
+
+def _mcp_repeats(tools: Sequence[Span], spans: Sequence[Span]) -> tuple[set[int], dict[int, Span]]:
+    """The MCP ``tools/call`` spans (by ``order``) that another tool span records, and for
+    each recording span the first MCP span beneath it that names the same tool."""
+    outermost = _outermost_tools(spans, {s.order for s in tools})
+    client_side = any(s.kind != "SERVER" or _MCP_METHOD not in s.attrs for s in tools)
+    repeated: set[int] = set()
+    beneath: dict[int, Span] = {}
+    for span in tools:
+        if _MCP_METHOD not in span.attrs:
+            continue
+        outer = outermost.get(span.order)
+        if outer is not None:
+            repeated.add(span.order)
+            if _tool_name(outer) == _tool_name(span):
+                beneath.setdefault(outer.order, span)
+        elif span.kind == "SERVER" and client_side:
+            repeated.add(span.order)  # the server's view of a call the client side records
+    return repeated, beneath
+
+
+def _outermost_tools(spans: Sequence[Span], tools: set[int]) -> dict[int, Span | None]:
+    """Each span's outermost enclosing tool span within its agent, or None. Every chain of
+    parents is walked once (memoised), so a deep or cyclic trace costs linear time."""
+    by_id = {s.span_id: s for s in spans}
+    memo: dict[int, Span | None] = {}
+    for span in spans:
+        chain: list[Span] = []
+        on_chain: set[int] = set()
+        node: Span | None = span
+        while node is not None and node.order not in memo and node.order not in on_chain:
+            chain.append(node)
+            on_chain.add(node.order)
+            parent = by_id.get(node.parent_id or "")
+            node = None if parent is None or _is_agent(parent.attrs) else parent
+        for member in reversed(chain):
+            parent = by_id.get(member.parent_id or "")
+            if parent is None or _is_agent(parent.attrs) or parent.order not in memo:
+                memo[member.order] = None  # the top of its agent, or where a cycle closes
+            else:
+                above = memo[parent.order]
+                if above is None and parent.order in tools:
+                    above = parent
+                memo[member.order] = above
+    return memo
 
 
 def _recovered_arguments(spans: Iterable[Span]) -> dict[str, Any]:
@@ -159,6 +244,10 @@ def _output(root: Span, spans: Sequence[Span]) -> JSON:
         if found is not None:
             return found
     return None
+
+
+def _is_agent(attrs: Mapping[str, Any]) -> bool:
+    return attrs.get(_OPERATION) == "invoke_agent" or attrs.get(_KIND) == "AGENT"
 
 
 def _is_chat(attrs: Mapping[str, Any]) -> bool:
