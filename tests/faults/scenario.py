@@ -62,17 +62,20 @@ def write_files(folder: Path) -> dict[str, Path]:
     return paths
 
 
-def check_log(docs: list[dict[str, Any]]) -> None:
-    """A whole log: contiguous sequences, each trial scored once, one ending."""
+def check_log(
+    docs: list[dict[str, Any]], tasks: str | tuple[str, ...] = "abc", trials: int = 3
+) -> None:
+    """A whole log: contiguous sequences, each trial scored once, one ending (the scenario's
+    tasks and trials by default)."""
     assert [d["sequence"] for d in docs] == list(range(len(docs)))
     keys = [
         (d["payload"]["taskId"], d["payload"]["x-openwop-eval"]["trial"])
         for d in docs
         if d["type"] == "eval.scored"
     ]
-    assert sorted(keys) == sorted({(t, i) for t in "abc" for i in range(3)})
+    assert sorted(keys) == sorted({(t, i) for t in tasks for i in range(trials)})
     types = [d["type"] for d in docs]
     assert types[:2] == ["run.started", "eval.started"]
     assert types[-2:] == ["eval.completed", "run.completed"]
     assert types.count("run.completed") == types.count("eval.completed") == 1
-    assert len(replay(docs).records) == 9
+    assert len(replay(docs).records) == len(tasks) * trials

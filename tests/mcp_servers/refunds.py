@@ -16,6 +16,7 @@ CASES: dict[str, list[list[Any]]] = {
     "skipped-step": [REFUND],
     "forbidden": [LOOKUP, DELETE, REFUND],
     "unanswered": [LOOKUP, UNANSWERED, REFUND],
+    "used-up": [LOOKUP, LOOKUP, REFUND],  # the second lookup finds the one answer taken
 }
 
 

@@ -19,29 +19,17 @@ from mcp.shared.exceptions import MCPError
 from openwop_eval.agents.base import TrialContext
 from openwop_eval.agents.mcp import TrialTools
 from openwop_eval.agents.mcp.hub import MAX_BODY_BYTES, McpHub
+from openwop_eval.agents.mcp.listing import PERMISSIVE
 from openwop_eval.cli.main import main
 from openwop_eval.runner.trial import described
 from tests.mcp_servers.refunds import suite
+from tests.mcp_servers.runs import calls, run_case
 
 AGENT = Path(__file__).with_name("sdk_agent.py")
 
 
 def run(tmp: Path, case: str, *how: str) -> Result:
-    path = tmp / f"{case}.json"
-    path.write_text(json.dumps(suite(case)))
-    command = f"mcp:{sys.executable} {AGENT} " + (" ".join(how) or "{mcp_config}")
-    argv = ["run", str(path), "--agent", command, "--store", f"sqlite:///{tmp}/s.db"]
-    return CliRunner().invoke(main, [*argv, "--events", str(tmp / f"{case}.jsonl")])
-
-
-def calls(tmp: Path, case: str) -> list[tuple[str, str]]:
-    """(type, tool) of the tool events the run recorded, in order."""
-    docs = [json.loads(line) for line in (tmp / f"{case}.jsonl").read_text().splitlines()]
-    return [
-        (d["type"], d["payload"].get("tool", d["payload"].get("toolName", "")))
-        for d in docs
-        if d["type"].startswith("agent.tool")
-    ]
+    return run_case(tmp, case, f"{sys.executable} {AGENT} " + (" ".join(how) or "{mcp_config}"))
 
 
 def test_a_good_path_over_mcp_passes_and_every_call_is_recorded(tmp_path: Path) -> None:
@@ -170,3 +158,36 @@ def test_an_exception_group_is_told_by_its_leaf() -> None:
     )
     assert described(group) == "FileNotFoundError: ./crm_server.py (and 1 more)"
     assert described(ValueError("plain")) == "ValueError: plain"
+
+
+def test_a_forbidden_tool_no_fixture_answers_is_listed_and_its_call_gated(tmp_path: Path) -> None:
+    path = tmp_path / "suite.json"
+    doc = suite("forbidden", count=1)
+    answers = doc["tasks"][0]["fixtures"]["toolResponses"]
+    doc["tasks"][0]["fixtures"]["toolResponses"] = [
+        a for a in answers if a["tool"] != "accounts:delete"
+    ]
+    path.write_text(json.dumps(doc))
+    argv = ["run", str(path), "--agent", f"mcp:{sys.executable} {AGENT} {{mcp_config}}"]
+    report = tmp_path / "report.json"
+    argv += ["--store", f"sqlite:///{tmp_path}/s.db", "--report", str(report)]
+    result = CliRunner().invoke(main, argv)
+    assert result.exit_code == 1, result.output
+    (trial,) = json.loads(report.read_text())["tasks"][0]["trials"]
+    assert "delete not listed" not in json.dumps(trial["output"])  # offered, as in production
+    assert trial["output"]["listed"]["accounts"] == {"delete": [None, dict(PERMISSIVE)]}
+
+
+def test_a_stream_or_session_request_is_405_whatever_the_token() -> None:
+    async def play() -> list[int]:
+        hub = await asyncio.to_thread(McpHub.shared)
+        trial = TrialTools.of(("crm:a",), Port(), asyncio.get_running_loop())
+        with hub.serving(trial) as servers:
+            async with httpx.AsyncClient(timeout=10) as client:
+                urls = [servers.server_url("crm"), servers.url, servers.url.replace("/t/", "/t/x")]
+                headers = {"Accept": "text/event-stream"}
+                got = [(await client.get(url, headers=headers)).status_code for url in urls]
+                got.append((await client.delete(servers.url)).status_code)
+        return got
+
+    assert asyncio.run(play()) == [405, 405, 405, 405]

@@ -70,6 +70,9 @@ class TrialContext:
     """The task's ``fixtures.memorySeed``."""
     tool_names: tuple[str, ...] = field(default=())
     """The tools the boundary can answer for this trial (fixtures first, then live tools)."""
+    task_tools: tuple[str, ...] = ()
+    """The tools the task's trajectory names (a step, a forbidden tool): an MCP server lists
+    them with the tools the boundary can answer, as production would offer them all."""
     tool_listing: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     """What MCP servers list of the trial's tools, by tool: ``{"description"?, "inputSchema"}``
     — a real server's listing, recorded (a replay) or live (an MCP upstream)."""

@@ -25,11 +25,15 @@ class CompiledTask:
     trajectory: TrajectorySpec | None
     golden: Callable[[JSON], float] | None = field(init=False, repr=False, compare=False)
     """The golden match, compiled (None for a rubric task)."""
+    named_tools: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    """The tools the task's trajectory names outright (steps, forbidden, ``before`` pairs;
+    globs left out), sorted: a tool server lists them, as production offers them all."""
 
     def __post_init__(self) -> None:
         match = self.task.expected.match
         scorer = golden_scorer(match) if self.task.expected.kind == "golden" and match else None
         object.__setattr__(self, "golden", scorer)
+        object.__setattr__(self, "named_tools", _named_tools(self.task))
 
     def __reduce__(self) -> tuple[type[CompiledTask], tuple[Task, TrajectorySpec | None]]:
         return CompiledTask, (self.task, self.trajectory)  # the scorer is rebuilt
@@ -37,6 +41,15 @@ class CompiledTask:
     @property
     def task_id(self) -> str:
         return self.task.task_id
+
+
+def _named_tools(task: Task) -> tuple[str, ...]:
+    spec = task.expected.trajectory
+    if spec is None:
+        return ()
+    names = {s.tool for s in spec.steps} | set(spec.forbidden)
+    names |= {name for pair in spec.before for name in pair}
+    return tuple(sorted(name for name in names if not any(c in name for c in "*?[")))
 
 
 @dataclass(frozen=True, slots=True)

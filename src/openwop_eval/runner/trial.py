@@ -230,7 +230,13 @@ async def _invoke(setup: TrialSetup, boundary: ToolBoundary) -> AgentAnswer:
     task = setup.task.task
     memory = tuple(task.fixtures.memory_seed or ()) if task.fixtures else ()
     context = TrialContext(
-        task.task_id, setup.trial, task.input, memory, boundary.tool_names, boundary.listing
+        task.task_id,
+        setup.trial,
+        task.input,
+        memory,
+        boundary.tool_names,
+        setup.task.named_tools,
+        boundary.listing,
     )
     reply, error, error_kind, transcript = None, None, None, None
     started = time.monotonic()

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..agents import Agent, OpenAIAgentOptions, absolute_spec, resolve_agent
+from ..agents.mcp import McpOptions
 from ..core import SuiteError
 from ..files.suites import LoadedSuite, load_suite, suite_document
 from ..judges import resolve_judge
@@ -144,7 +145,10 @@ class Catalog:
         spec = absolute_spec(config.agent, base)
         live = load_live_tools(str(self.config.path(config.tools))) if config.tools else None
         openai = self._openai(config, live) if spec.startswith("openai:") else None
-        agent = resolve_agent(spec, agent_id=agent_id, threads=config.concurrency, openai=openai)
+        mcp = self._mcp(config, live) if spec.startswith("mcp:") else None
+        agent = resolve_agent(
+            spec, agent_id=agent_id, threads=config.concurrency, openai=openai, mcp=mcp
+        )
         judge = resolve_judge(absolute_spec(config.judge, base)) if config.judge else None
         return HostAgent(agent_id, config, agent, live, judge, config.declared_version)
 
@@ -158,6 +162,11 @@ class Catalog:
                 raise ValueError(f"api_key_env: ${config.api_key_env} is not set")
         catalog = str(self.config.path(config.tool_catalog)) if config.tool_catalog else None
         return OpenAIAgentOptions(config.base_url, api_key, catalog, live_tools=live)
+
+    def _mcp(self, config: AgentConfig, live: dict[str, LiveTool] | None) -> McpOptions:
+        """An ``mcp:COMMAND`` agent's transport and catalog."""
+        catalog = str(self.config.path(config.tool_catalog)) if config.tool_catalog else None
+        return McpOptions(config.mcp_transport, catalog, live)
 
     def suite(self, ref: str) -> CatalogSuite | None:
         """``suiteId@version``, or ``suiteId`` alone for its highest configured version."""

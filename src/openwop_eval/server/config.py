@@ -111,7 +111,9 @@ class AgentConfig(_Strict):
     api_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     """``openai:MODEL`` only: the environment variable that holds the API key."""
     tool_catalog: str | None = None
-    """``openai:MODEL`` only: the tool catalog file."""
+    """``openai:MODEL`` and ``mcp:COMMAND``: the tool catalog file."""
+    mcp_transport: Literal["http", "stdio"] = "http"
+    """``mcp:COMMAND`` only: its config names each server by URL, or by a command."""
     version: str | None = None
     """The version of the agent this entry runs: stored with every eval run of it, and the
     only version such a run can promote."""
@@ -146,9 +148,13 @@ class AgentConfig(_Strict):
 
     @model_validator(mode="after")
     def _openai_only(self) -> AgentConfig:
-        given = [k for k in ("base_url", "api_key_env", "tool_catalog") if getattr(self, k)]
+        given = [k for k in ("base_url", "api_key_env") if getattr(self, k)]
+        if self.tool_catalog and not self.agent.startswith("mcp:"):
+            given.append("tool_catalog")
         if given and not self.agent.startswith("openai:"):
             raise ValueError(f"{', '.join(given)}: for an openai:MODEL agent only")
+        if self.mcp_transport != "http" and not self.agent.startswith("mcp:"):
+            raise ValueError("mcp_transport: for an mcp:COMMAND agent only")
         return self
 
 

@@ -98,7 +98,7 @@ class McpAgent:
         if hub is None:
             hub = await asyncio.to_thread(McpHub.shared)
         trial = TrialTools.of(
-            context.tool_names,
+            (*context.tool_names, *context.task_tools),
             port,
             asyncio.get_running_loop(),
             described(context.tool_listing, self.specs),

@@ -31,7 +31,9 @@ from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 from starlette.applications import Starlette
+from starlette.responses import PlainTextResponse
 from starlette.routing import Mount
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ...base.jsontext import dumps
 from ...base.limits import MAX_TOOL_ARGS_CHARS
@@ -143,8 +145,9 @@ class McpHub:
             json_response=True,
             max_request_body_size=MAX_BODY_BYTES,
         )
+        posted = _post_only(inner)
         return Starlette(
-            routes=[Mount("/t/{token}/s/{server}", app=inner), Mount("/t/{token}", app=inner)],
+            routes=[Mount("/t/{token}/s/{server}", app=posted), Mount("/t/{token}", app=posted)],
             lifespan=inner.router.lifespan_context,
         )
 
@@ -210,6 +213,20 @@ class McpHub:
 
 
 os.register_at_fork(after_in_child=McpHub._forget)
+
+
+def _post_only(app: ASGIApp) -> ASGIApp:
+    """The servers are stateless and never send a message unasked: a ``GET`` (a stream for
+    such messages) or ``DELETE`` (of a session) is 405, never a stream held open for a
+    token that may name no trial."""
+
+    async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] != "POST":
+            await PlainTextResponse("POST only", 405, {"Allow": "POST"})(scope, receive, send)
+            return
+        await app(scope, receive, send)
+
+    return guarded
 
 
 def _served(result: Any) -> types.CallToolResult:

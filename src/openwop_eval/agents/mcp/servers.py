@@ -54,7 +54,7 @@ class TrialMcp:
                 raise RuntimeError("the trial has ended: its MCP servers are gone")
             if self._servers is None:
                 tools = TrialTools.of(
-                    self._context.tool_names,
+                    (*self._context.tool_names, *self._context.task_tools),
                     self._port,
                     self._loop,
                     described(self._context.tool_listing, {}),
