@@ -35,3 +35,16 @@ async def never_asks(input: Any, tools: Any) -> str:
     await tools.call("crm:lookup-order", {"orderId": "A-1001"})
     await tools.call("payments:refund", {"orderId": "A-1001", "amountUsd": 59.9})
     return "refunded"
+
+
+async def says_its_trial(input: Any, tools: Any) -> str:
+    """Calls through its trial's server with its own trial number, twice, yielding between:
+    with many trials at once, each call must land on the trial that made it."""
+    servers = await tools.mcp_servers()
+    async with Client(servers.server_url("crm")) as client:
+        for step in range(2):
+            await client.call_tool(
+                "lookup-order", {"orderId": "A-1001", "trial": tools.context.trial, "step": step}
+            )
+            await asyncio.sleep(0)
+    return "refunded"

@@ -70,3 +70,23 @@ def test_the_servers_end_with_the_trial() -> None:
     assert "no trial is served at this address" in asyncio.run(play())
     with pytest.raises(RuntimeError, match="no MCP servers"):
         asyncio.run(AsyncTools(Port(), TrialContext("t", 0, {})).mcp_servers())
+
+
+def test_concurrent_trials_calls_land_on_the_trial_that_made_them(tmp_path: Path) -> None:
+    doc = suite("good", count=40)
+    doc["tasks"][0]["expected"]["trajectory"]["steps"] = [{"tool": "crm:lookup-order"}]
+    doc["tasks"][0]["fixtures"]["toolResponses"] = [
+        {"tool": "crm:lookup-order", "response": {"totalUsd": 59.9}}
+    ] * 2
+    path = tmp_path / "race.json"
+    path.write_text(json.dumps(doc))
+    argv = ["run", str(path), "--agent", f"{AGENTS}:says_its_trial", "--concurrency", "20"]
+    argv += ["--store", f"sqlite:///{tmp_path}/s.db", "--events", str(tmp_path / "e.jsonl")]
+    result = CliRunner().invoke(main, [*argv, "--quiet"])
+    assert result.exit_code == 0, result.output
+    docs = [json.loads(line) for line in (tmp_path / "e.jsonl").read_text().splitlines()]
+    called = [d["payload"] for d in docs if d["type"] == "agent.tool-called"]
+    assert len(called) == 80
+    assert all(c["inputs"]["trial"] == c["x-openwop-eval"]["trial"] for c in called)
+    steps = sorted((c["inputs"]["trial"], c["inputs"]["step"]) for c in called)
+    assert steps == [(trial, step) for trial in range(40) for step in range(2)]
