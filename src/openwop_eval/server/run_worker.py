@@ -26,11 +26,12 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import partial
 from multiprocessing.connection import Connection
 from typing import Any
 
+from ..base.loops import run_fast
 from ..log.versions import LogVersionError
 from ..runner import ActiveRun, RunEndedError, RunError, RunService, trial
 from ..runner.ending import AGENT_GONE
@@ -212,14 +213,6 @@ async def serve(conn: Connection) -> None:
     await catalog.aclose()
 
 
-def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
-    try:
-        import uvloop
-    except ImportError:
-        return None
-    return uvloop.new_event_loop
-
-
 RUNNING = False
 """True in a run worker's process."""
 
@@ -234,8 +227,7 @@ def main(argv: Sequence[str]) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     conn = Connection(int(argv[0]))
     try:  # on uvloop, as uvicorn runs the host's loop
-        with asyncio.Runner(loop_factory=_loop_factory()) as runner:
-            runner.run(serve(conn))
+        run_fast(serve(conn))
     except Exception as exc:  # the host sees the connection close and says so
         log.error("the run worker stopped: %s", exc)
         return 1

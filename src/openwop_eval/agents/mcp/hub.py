@@ -37,6 +37,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ...base.jsontext import dumps
 from ...base.limits import MAX_TOOL_ARGS_CHARS
+from ...base.loops import run_fast
 from ..base import AgentProtocolError, ToolCallError, ToolMissError
 from .listing import COMBINED, TrialTools
 
@@ -114,7 +115,9 @@ class McpHub:
 
     @classmethod
     def _start(cls) -> McpHub:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on connections of a TCP-protocol
+        # listener, and without it each answer waits ~40 ms for the client's delayed ACK.
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", 0))
         hub = cls(sock.getsockname()[1])
@@ -122,7 +125,7 @@ class McpHub:
             uvicorn.Config(hub.app(), log_level="warning", access_log=False, lifespan="on")
         )
         thread = threading.Thread(
-            target=lambda: asyncio.run(server.serve(sockets=[sock])),
+            target=lambda: run_fast(server.serve(sockets=[sock])),
             name="openwop-eval-mcp",
             daemon=True,
         )
