@@ -63,7 +63,7 @@ RULES: dict[str, Rule] = {
     "runtime": _rule(
         "leaves",
         "the one clock of records and events, the garbage collector's settings, a child"
-        " process that must not outlive its parent",
+        " process that must not outlive its parent, the event loop (uvloop) of its own threads",
     ),
     "llm": _rule(
         "leaves",
@@ -112,6 +112,7 @@ RULES: dict[str, Rule] = {
         "core",
         "files",
         "llm",
+        "runtime",
     ),
     "judges": _rule("parts", "the rubric judges", "core", "files", "llm"),
     "traces": _rule(

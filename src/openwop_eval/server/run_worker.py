@@ -31,12 +31,12 @@ from functools import partial
 from multiprocessing.connection import Connection
 from typing import Any
 
-from ..base.loops import run_fast
 from ..log.versions import LogVersionError
 from ..runner import ActiveRun, RunEndedError, RunError, RunService, trial
 from ..runner.ending import AGENT_GONE
 from ..runtime import gc_tuning
 from ..runtime.lifeline import die_with
+from ..runtime.loops import run_fast
 from ..store import EventRow, Store, StoreUnavailableError
 from ..store.host import HostStore
 from ..store.status import RunStatusError

@@ -37,7 +37,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ...base.jsontext import dumps
 from ...base.limits import MAX_TOOL_ARGS_CHARS
-from ...base.loops import run_fast
+from ...runtime.loops import run_fast
 from ..base import AgentProtocolError, ToolCallError, ToolMissError
 from .listing import COMBINED, TrialTools
 
