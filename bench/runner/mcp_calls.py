@@ -10,7 +10,10 @@ calls the hub hands to this loop, the trial's. On it, ``calls`` sequential calls
 - ``direct``: ``await tools.call("crm:lookup-order", …)`` (an agent's :class:`AsyncTools`);
 - ``http``: ``mcp.Client(servers.server_url("crm"))``, one session held open;
 - ``stdio``: ``mcp.Client(StdioServerParameters(command, args))`` of
-  ``servers.config("stdio")``: the bridge process the config names, over its stdin and stdout.
+  ``servers.config("stdio")``: the bridge process the config names, over its stdin and stdout;
+- ``wire``: the boundary alone, without a client's own cost: the ``tools/call`` request the
+  SDK's client sends (protocol revision 2026-07-28: its headers, ``_meta`` and body), posted
+  as bytes on one keep-alive connection (``http.client``, in a thread of its own).
 
 For HTTP it also reads the CPU time each call costs this thread (the SDK's client, the loop,
 the boundary) and the hub's thread (the SDK's server), and times opening a session.
@@ -19,6 +22,8 @@ the boundary) and the hub's thread (the SDK's server), and times opening a sessi
 from __future__ import annotations
 
 import asyncio
+import http.client
+import json
 import statistics
 import threading
 import time
@@ -26,6 +31,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from mcp import Client, StdioServerParameters
+from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY
+from mcp_types.version import LATEST_MODERN_VERSION
 
 from bench.runner.mcp_script import SERVER
 from openwop_eval.agents.base import AsyncTools, TrialContext
@@ -143,15 +150,69 @@ async def sessions(url: str) -> list[float]:
     return samples
 
 
+async def over_wire(calls: int, hub: McpHub) -> tuple[list[float], float]:
+    """Samples and the hub's CPU per call of ``calls`` posted requests (see ``wire``)."""
+    port = boundary([(TOOL, ANSWER)] * (WARMUP + calls))
+    trial = TrialTools.of([TOOL], port, asyncio.get_running_loop())
+    with hub.serving(trial) as servers:
+        samples, in_hub = await asyncio.to_thread(posting, servers.server_url(SERVER), calls)
+    if len(port.calls) != WARMUP + calls:
+        raise RuntimeError(f"the boundary saw {len(port.calls)} calls, not {WARMUP + calls}")
+    return samples, in_hub
+
+
+def posting(url: str, calls: int) -> tuple[list[float], float]:
+    """Post the SDK client's ``tools/call`` request ``WARMUP + calls`` times on one connection;
+    the time of each after the warm-up and the hub's CPU per call."""
+    path = "/" + url.split("/", 3)[3]
+    connection = http.client.HTTPConnection(url.split("/")[2])
+    meta = {
+        PROTOCOL_VERSION_META_KEY: LATEST_MODERN_VERSION,
+        CLIENT_INFO_META_KEY: {"name": "bench", "version": "1"},
+        CLIENT_CAPABILITIES_META_KEY: {},
+    }
+    params = {"name": NAME, "arguments": ARGS, "_meta": meta}
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": LATEST_MODERN_VERSION,
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": NAME,
+    }
+
+    def call() -> None:
+        connection.request("POST", path, body, headers)
+        answer = connection.getresponse()
+        text = answer.read()
+        if answer.status != 200 or b'"error"' in text or b'"isError":true' in text:
+            raise RuntimeError(f"the hub answered {answer.status}: {text[:200]!r}")
+
+    for _ in range(WARMUP):
+        call()
+    samples: list[float] = []
+    hub = hub_cpu()
+    for _ in range(calls):
+        start = time.perf_counter()
+        call()
+        samples.append(time.perf_counter() - start)
+    connection.close()
+    return samples, (hub_cpu() - hub) / calls
+
+
 async def measure(calls: int, rounds: int) -> dict[str, Any]:
     """Every path ``rounds`` times (``calls`` each), the samples of all rounds together."""
     hub = await started_hub()
-    pooled: dict[str, list[float]] = {"direct": [], "http": [], "stdio": []}
+    pooled: dict[str, list[float]] = {"direct": [], "wire": [], "http": [], "stdio": []}
     cpu_own: list[float] = []
     cpu_hub: list[float] = []
+    cpu_wire: list[float] = []
     opened: list[float] = []
     for _ in range(rounds):
         pooled["direct"] += await direct(calls)
+        samples, in_hub = await over_wire(calls, hub)
+        pooled["wire"] += samples
+        cpu_wire.append(in_hub)
         samples, own, in_hub, sessions_s = await over_mcp("http", calls, hub)
         pooled["http"] += samples
         cpu_own.append(own)
@@ -161,12 +222,13 @@ async def measure(calls: int, rounds: int) -> dict[str, Any]:
     figures: dict[str, Any] = {"calls": calls, "rounds": rounds, "warmup": WARMUP}
     for path, samples in pooled.items():
         figures[path] = quantiles(samples)
-    for path in ("http", "stdio"):
+    for path in ("wire", "http", "stdio"):
         figures[path]["overheadP50Ms"] = figures[path]["p50Ms"] - figures["direct"]["p50Ms"]
         figures[path]["overheadP99Ms"] = figures[path]["p99Ms"] - figures["direct"]["p99Ms"]
     figures["http"]["cpuMsPerCall"] = {
         "clientThread": statistics.median(cpu_own) * 1000,
         "hubThread": statistics.median(cpu_hub) * 1000,
     }
+    figures["wire"]["hubCpuMsPerCall"] = statistics.median(cpu_wire) * 1000
     figures["http"]["session"] = quantiles(opened) if len(opened) > 1 else None
     return figures

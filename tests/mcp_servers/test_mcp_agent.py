@@ -20,6 +20,7 @@ from openwop_eval.agents.base import TrialContext
 from openwop_eval.agents.mcp import TrialTools
 from openwop_eval.agents.mcp.hub import MAX_BODY_BYTES, McpHub
 from openwop_eval.agents.mcp.listing import PERMISSIVE
+from openwop_eval.agents.tool_catalog import ToolSpec
 from openwop_eval.cli.main import main
 from openwop_eval.runner.trial import described
 from tests.mcp_servers.refunds import suite
@@ -178,7 +179,7 @@ def test_a_forbidden_tool_no_fixture_answers_is_listed_and_its_call_gated(tmp_pa
     assert trial["output"]["listed"]["accounts"] == {"delete": [None, dict(PERMISSIVE)]}
 
 
-def test_a_stream_or_session_request_is_405_whatever_the_token() -> None:
+def test_a_stream_or_session_request_is_405_and_no_address_is_404() -> None:
     async def play() -> list[int]:
         hub = await asyncio.to_thread(McpHub.shared)
         trial = TrialTools.of(("crm:a",), Port(), asyncio.get_running_loop())
@@ -188,6 +189,56 @@ def test_a_stream_or_session_request_is_405_whatever_the_token() -> None:
                 headers = {"Accept": "text/event-stream"}
                 got = [(await client.get(url, headers=headers)).status_code for url in urls]
                 got.append((await client.delete(servers.url)).status_code)
+                for elsewhere in (f"{servers.base}/other", f"{servers.url}/extra"):
+                    got.append((await client.post(elsewhere, json={})).status_code)
         return got
 
-    assert asyncio.run(play()) == [405, 405, 405, 405]
+    assert asyncio.run(play()) == [405, 405, 405, 405, 404, 404]
+
+
+REGION = {
+    "type": "object",
+    "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+}
+"""A tool's input schema that routes argument ``region`` in an ``Mcp-Param-Region`` header."""
+
+
+def test_a_call_whose_param_header_disagrees_with_its_arguments_is_refused_unrecorded() -> None:
+    async def play() -> tuple[list[tuple[int, str]], list[str]]:
+        hub = await asyncio.to_thread(McpHub.shared)
+        port = Port()
+        specs = {"crm:route": ToolSpec(parameters=REGION)}
+        trial = TrialTools.of((), port, asyncio.get_running_loop(), specs)
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
+        body["params"] = {"name": "route", "arguments": {"region": "eu"}, "_meta": MODERN_META}
+        got = []
+        with hub.serving(trial) as servers:
+            async with httpx.AsyncClient(timeout=10) as client:
+                for region in ("us", "eu"):
+                    headers = {**MODERN_HEADERS, "Mcp-Name": "route", "Mcp-Param-Region": region}
+                    answer = await client.post(
+                        servers.server_url("crm"), json=body, headers=headers
+                    )
+                    got.append((answer.status_code, json.dumps(answer.json())))
+        return got, port.seen
+
+    (refused, served), seen = asyncio.run(play())
+    assert refused[0] == 400
+    assert "Mcp-Param-Region" in refused[1]
+    assert served[0] == 200
+    assert '"error"' not in served[1]
+    assert seen == ["crm:route"]
+
+
+MODERN_HEADERS = {
+    "Accept": "application/json, text/event-stream",
+    "MCP-Protocol-Version": "2026-07-28",
+    "Mcp-Method": "tools/call",
+}
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+"""A request of protocol revision 2026-07-28: self-contained, its version in a header and in
+``_meta``."""

@@ -16,23 +16,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import os
+import re
 import secrets
 import socket
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import mcp_types as types
 import uvicorn
 from mcp.server import Server, ServerRequestContext
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
-from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse
-from starlette.routing import Mount
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ...base.jsontext import dumps
@@ -50,10 +51,19 @@ STDIO_MODULE = "openwop_eval.agents.mcp.stdio"
 """The command of a server over stdio (``python -m …  URL``): see :mod:`.stdio`."""
 RESULT_KEYS = frozenset({"content", "structuredContent", "isError", "_meta"})
 """The members of an MCP ``CallToolResult``: a tool answer of only these is served as one."""
+ADDRESS = re.compile(r"/t/(?P<token>[^/]+)(?:/s/(?P<server>[^/]+))?/mcp")
+"""A trial's server (``/t/TOKEN/s/SERVER/mcp``) or its combined server (``/t/TOKEN/mcp``)."""
 MISS = (
     "no recorded answer for this call: fixtures are in force and none matches, so the trial"
     " has failed closed"
 )
+
+
+_ADDRESSED: contextvars.ContextVar[tuple[TrialTools, str] | None] = contextvars.ContextVar(
+    "openwop_eval_mcp_addressed", default=None
+)
+"""The trial and server a request's path names, set for the request's task before the SDK
+reads it: the SDK asks for a called tool's input schema by name alone."""
 
 
 class McpHubError(RuntimeError):
@@ -138,21 +148,23 @@ class McpHub:
             thread.join(0.01)
         raise McpHubError("the MCP server for trials did not start on 127.0.0.1")
 
-    def app(self) -> Starlette:
+    def app(self) -> ASGIApp:
         server: Server[Any] = Server(
-            "openwop-eval", on_list_tools=self._list_tools, on_call_tool=self._call_tool
+            "openwop-eval",
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            get_tool_input_schema=_input_schema,
         )
+        # Every call is recorded as the trial's events; the SDK's default span per message
+        # (its OpenTelemetry middleware) would only cost each call a sixth of the hub's time.
+        server.middleware = []
         inner = server.streamable_http_app(
             streamable_http_path="/mcp",
             stateless_http=True,
             json_response=True,
             max_request_body_size=MAX_BODY_BYTES,
         )
-        posted = _post_only(inner)
-        return Starlette(
-            routes=[Mount("/t/{token}/s/{server}", app=posted), Mount("/t/{token}", app=posted)],
-            lifespan=inner.router.lifespan_context,
-        )
+        return self._routing(inner, StreamableHTTPASGIApp(server.session_manager))
 
     @contextlib.contextmanager
     def serving(self, trial: TrialTools) -> Iterator[TrialServers]:
@@ -167,6 +179,35 @@ class McpHub:
                 pending.cancel()
 
     # --- the handlers, on the hub's loop -----------------------------------------------
+
+    def _routing(self, inner: ASGIApp, mcp: ASGIApp) -> ASGIApp:
+        """The hub's application: a ``POST`` to a trial's address goes to ``mcp`` (the SDK's
+        transport) with the token and server as path parameters and the trial they name in
+        :data:`_ADDRESSED`; the lifespan goes to ``inner`` (the SDK's app, which runs the
+        transport's task group). Two fixed paths need no router of their own."""
+
+        async def route(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] != "http":
+                await inner(scope, receive, send)
+                return
+            address = ADDRESS.fullmatch(scope["path"])
+            if address is None:
+                await PlainTextResponse("Not Found", 404)(scope, receive, send)
+                return
+            if scope["method"] != "POST":  # stateless: no stream to hold, no session to end
+                await PlainTextResponse("POST only", 405, {"Allow": "POST"})(scope, receive, send)
+                return
+            params = {k: v for k, v in address.groupdict().items() if v is not None}
+            scope["path_params"] = params
+            trial = self._trials.get(params["token"])
+            addressed = None if trial is None else (trial, params.get("server", COMBINED))
+            token = _ADDRESSED.set(addressed)
+            try:
+                await mcp(scope, receive, send)
+            finally:
+                _ADDRESSED.reset(token)
+
+        return route
 
     def _trial(self, ctx: ServerRequestContext[Any, Any]) -> tuple[TrialTools, str]:
         params = getattr(ctx.request, "path_params", None) or {}
@@ -218,18 +259,14 @@ class McpHub:
 os.register_at_fork(after_in_child=McpHub._forget)
 
 
-def _post_only(app: ASGIApp) -> ASGIApp:
-    """The servers are stateless and never send a message unasked: a ``GET`` (a stream for
-    such messages) or ``DELETE`` (of a session) is 405, never a stream held open for a
-    token that may name no trial."""
-
-    async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["method"] != "POST":
-            await PlainTextResponse("POST only", 405, {"Allow": "POST"})(scope, receive, send)
-            return
-        await app(scope, receive, send)
-
-    return guarded
+def _input_schema(name: str) -> Mapping[str, Any] | None:
+    """The input schema of tool ``name`` of the addressed server, which the SDK checks a
+    call's ``Mcp-Param-*`` headers against (read here, the check costs no ``tools/list``)."""
+    addressed = _ADDRESSED.get()
+    if addressed is None:
+        return None
+    trial, server = addressed
+    return next((item.schema for item in trial.listing(server) if item.name == name), None)
 
 
 def _served(result: Any) -> types.CallToolResult:
