@@ -2,7 +2,9 @@
 
 The callable takes ``(input, tools)`` and returns the output, or an :class:`AgentReply` to
 report cost and latency. An ``async def`` agent awaits ``tools.call(...)``; a plain function
-runs in a thread of its own and calls ``tools.call(...)`` synchronously.
+runs in a thread of its own and calls ``tools.call(...)`` synchronously. The attribute may
+also be an agent object of a framework an adapter knows (:mod:`.frameworks`), run unchanged
+through the tool boundary.
 
 A plain function's call gets a new thread, not one of a shared pool: a call that never
 returns (its trial ends on its timeout) holds no thread another trial needs. Such a call
@@ -24,6 +26,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from .base import AgentReply, AgentSpecError, AsyncTools, SyncTools, ToolPort, TrialContext
+from .frameworks import adapt
 from .mcp.servers import TrialMcp
 
 MAX_ABANDONED_CALLS: Final = 16
@@ -39,7 +42,8 @@ class AgentStalledError(RuntimeError):
 
 
 def load_callable(spec: str) -> Callable[..., Any]:
-    """Import ``module:attribute`` (a dotted module or a ``.py`` file) and return it."""
+    """Import ``module:attribute`` (a dotted module or a ``.py`` file) and return it: the
+    agent it names, a framework's agent object adapted (:func:`.frameworks.adapt`)."""
     target, sep, attribute = spec.rpartition(":")
     if not sep or not target or not attribute:
         raise AgentSpecError(
@@ -52,8 +56,14 @@ def load_callable(spec: str) -> Callable[..., Any]:
         found = getattr(found, part, None)
         if found is None:
             raise AgentSpecError(f"{target} has no attribute {attribute!r}")
+    adapted = adapt(found)
+    if adapted is not None:
+        return adapted
     if not callable(found):
-        raise AgentSpecError(f"{spec} is not callable")
+        raise AgentSpecError(
+            f"{spec} is not callable, nor an agent object of a framework openwop-eval adapts"
+            " (OpenAI Agents SDK, LangGraph, Pydantic AI)"
+        )
     return found  # type: ignore[no-any-return]
 
 
@@ -75,11 +85,19 @@ def load_module_file(path: Path) -> Any:
         raise AgentSpecError(f"cannot load {path} as a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
+    folder = str(path.resolve().parent)
+    added = folder not in sys.path
+    if added:  # as `python path/to/file.py` would: the modules beside it import
+        sys.path.insert(0, folder)
     try:
         spec.loader.exec_module(module)
     except Exception as exc:
         del sys.modules[name]
         raise AgentSpecError(f"loading {path} failed: {type(exc).__name__}: {exc}") from exc
+    finally:
+        if added:
+            with contextlib.suppress(ValueError):
+                sys.path.remove(folder)
     return module
 
 
