@@ -20,7 +20,9 @@ from ..agents import (
 )
 from ..agents.mcp import TRANSPORTS, McpOptions
 from ..agents.mcp.upstream import Upstream, UpstreamError, Upstreams
+from ..agents.renames import with_renames
 from ..core import SuiteError
+from ..files.maps import tool_renames
 from ..files.suites import load_suite
 from ..judges import resolve_judge
 from ..reports.model import result_report
@@ -69,6 +71,12 @@ from .shell import (
     type=click.Path(dir_okay=False),
     help="For openai:MODEL: tool definitions, prices and system prompt (JSON or YAML); for"
     " mcp:COMMAND: what its servers list of each tool.",
+)
+@click.option(
+    "--tool-map",
+    type=click.Path(dir_okay=False),
+    help="Rename the agent's tools to the suite's: a map file's tools"
+    ' ({"tools": {"search_flights": "flights:search"}}, as grade --map reads).',
 )
 @click.option(
     "--price",
@@ -191,6 +199,7 @@ class RunArgs(ModeArgs):
     agent_base_url: str | None = None
     agent_api_key: str | None = None
     tool_catalog: str | None = None
+    tool_map: str | None = None
     prices: tuple[str, ...] = ()
     out: str | None = None
     events: str | None = None
@@ -245,7 +254,7 @@ def _spec(err: Console, args: RunArgs, stack: ExitStack) -> RunSpec:
         loaded = load_suite(args.suite) if args.suite else None
         live = load_live_tools(args.tools_spec) if args.tools_spec else None
         live = _with_upstreams(live, args.mcp_upstreams, stack)
-        agent = _agent(args, live)
+        agent = _renamed(_agent(args, live), args.tool_map)
         judge = resolve_judge(
             args.judge_spec, base_url=args.judge_base_url, api_key=args.judge_api_key
         )
@@ -310,6 +319,15 @@ def _agent(args: RunArgs, live: dict[str, LiveTool] | None) -> Agent | None:
         raise AgentSpecError("--mcp-transport is for an mcp:COMMAND agent")
     openai = endpoint.options(live) if spec.startswith("openai:") or endpoint.given else None
     return resolve_agent(spec, agent_id=args.agent_id, threads=args.concurrency, openai=openai)
+
+
+def _renamed(agent: Agent | None, tool_map: str | None) -> Agent | None:
+    """The agent behind the ``--tool-map``'s renames, if one is given."""
+    if tool_map is None:
+        return agent
+    if agent is None:
+        raise AgentSpecError("--tool-map renames the tools of an --agent: give one")
+    return with_renames(agent, tool_renames(tool_map))
 
 
 def _with_upstreams(

@@ -11,7 +11,9 @@ from typing import Any
 
 from ..agents import Agent, OpenAIAgentOptions, absolute_spec, resolve_agent
 from ..agents.mcp import McpOptions
+from ..agents.renames import with_renames
 from ..core import SuiteError
+from ..files.maps import tool_renames
 from ..files.suites import LoadedSuite, load_suite, suite_document
 from ..judges import resolve_judge
 from ..runner import RunOptions
@@ -149,6 +151,8 @@ class Catalog:
         agent = resolve_agent(
             spec, agent_id=agent_id, threads=config.concurrency, openai=openai, mcp=mcp
         )
+        if config.tool_map:
+            agent = with_renames(agent, tool_renames(self.config.path(config.tool_map)))
         judge = resolve_judge(absolute_spec(config.judge, base)) if config.judge else None
         return HostAgent(agent_id, config, agent, live, judge, config.declared_version)
 

@@ -12,6 +12,7 @@
     version = "1.4.2"                           # or version_env = "VARIABLE"
     judge = "scripted:judges/resolver.json"     # for rubric tasks (optional)
     tools = "agents/tools.py"                   # live tools (optional)
+    tool_map = "agents/tool-map.yaml"           # its tools' names → the suites' (optional)
     concurrency = 8
     timeout_s = 300
 
@@ -112,6 +113,8 @@ class AgentConfig(_Strict):
     """``openai:MODEL`` only: the environment variable that holds the API key."""
     tool_catalog: str | None = None
     """``openai:MODEL`` and ``mcp:COMMAND``: the tool catalog file."""
+    tool_map: str | None = None
+    """A map file whose ``tools`` rename the agent's tools to the suites' (``run --tool-map``)."""
     mcp_transport: Literal["http", "stdio"] = "http"
     """``mcp:COMMAND`` only: its config names each server by URL, or by a command."""
     version: str | None = None

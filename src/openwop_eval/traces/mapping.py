@@ -2,7 +2,8 @@
 
 A trace names its task and trial itself — a record's ``taskId`` and ``trial``, the
 ``openwop.eval.task_id`` and ``openwop.eval.trial`` attributes of a span or its resource,
-an Inspect sample's id and epoch — or a map file names them by the trace's key:
+an Inspect sample's id and epoch — or a map file (:mod:`openwop_eval.files.maps`, the format
+``run --tool-map`` reads too) names them by the trace's key:
 
     {"traces": {"<trace id | sample id | record id | file>": {"taskId": "refund", "trial": 0}},
      "tools": {"crm_lookup": "crm:lookup"}}
@@ -16,38 +17,18 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 
-from pydantic import Field, StrictInt, ValidationError
-
-from ..core.closed import Closed
-from ..core.problems import format_loc
-from ..files.documents import read_document
+from ..files.maps import MapFile, read_map
 from .records import Trace, TraceProblem, TraceRecord
 
-
-class MapEntry(Closed):
-    task_id: str = Field(alias="taskId", min_length=1)
-    trial: StrictInt | None = Field(None, ge=0)
-
-
-class TraceMap(Closed):
-    traces: dict[str, MapEntry] = Field(default_factory=dict)
-    tools: dict[str, str] = Field(default_factory=dict)
+TraceMap = MapFile
+"""The map file (:mod:`openwop_eval.files.maps`): one format for ``grade`` and ``run``."""
 
 
 def load_map(path: str) -> tuple[TraceMap, list[TraceProblem]]:
     """The map file (JSON or YAML); its problems located by line and JSON path."""
-    doc, lines, problems = read_document(Path(path))
-    if problems:
-        return TraceMap(), [TraceProblem.of(path, p) for p in problems]
-    try:
-        return TraceMap.model_validate(doc), []
-    except ValidationError as exc:
-        return TraceMap(), [
-            TraceProblem(path, e["msg"], lines.line_of(tuple(e["loc"])), format_loc(e["loc"]))
-            for e in exc.errors()
-        ]
+    found, problems = read_map(path)
+    return found, [TraceProblem.of(path, p) for p in problems]
 
 
 @dataclass(frozen=True)

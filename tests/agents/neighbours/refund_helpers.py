@@ -1,0 +1,3 @@
+"""The neighbour ``eval_refund.py`` imports."""
+
+ANSWER = "refunded"
