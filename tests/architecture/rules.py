@@ -114,7 +114,7 @@ RULES: dict[str, Rule] = {
         "llm",
         "runtime",
     ),
-    "judges": _rule("parts", "the rubric judges", "core", "files", "llm"),
+    "judges": _rule("parts", "the rubric judges", "base", "core", "files", "llm"),
     "traces": _rule(
         "parts",
         "recorded runs (OpenAI messages and Responses, OTLP, Inspect) as replayable traces",

@@ -1,6 +1,7 @@
 """Agents under evaluation: a Python callable, a scripted agent file, a subprocess, or a model
 behind an OpenAI-compatible endpoint."""
 
+from ..base.errors import InfrastructureError
 from .base import (
     Agent,
     AgentProtocolError,
@@ -22,6 +23,7 @@ __all__ = [
     "AgentReply",
     "AgentSpecError",
     "AsyncTools",
+    "InfrastructureError",
     "OpenAIAgent",
     "OpenAIAgentError",
     "OpenAIAgentOptions",

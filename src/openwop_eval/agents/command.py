@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
 from .base import (
@@ -55,7 +55,11 @@ class CommandAgent:
         self.agent_id = agent_id
 
     async def run(self, context: TrialContext, port: ToolPort) -> AgentReply:
-        async with spawned(self.command) as (proc, stderr):
+        with kept_stderr() as stderr:
+            return await self._run(context, port, stderr)
+
+    async def _run(self, context: TrialContext, port: ToolPort, kept: bytearray) -> AgentReply:
+        async with spawned(self.command, tail=kept) as (proc, stderr):
             delivered = await _send(
                 proc,
                 {
@@ -111,9 +115,23 @@ async def _answer(port: ToolPort, message: dict[str, Any]) -> dict[str, Any]:
     return {"type": "tool-result", "id": call_id, "ok": True, "result": result}
 
 
+@contextlib.contextmanager
+def kept_stderr() -> Iterator[bytearray]:
+    """A buffer for an agent's stderr tail; an exception leaving the block carries the tail
+    as its ``stderr`` (for the trial's diagnostics: the local report, never an event)."""
+    kept = bytearray()
+    try:
+        yield kept
+    except Exception as exc:
+        text = kept.decode("utf-8", "replace").strip()
+        if text and getattr(exc, "stderr", None) is None:
+            exc.stderr = text  # type: ignore[attr-defined]
+        raise
+
+
 @contextlib.asynccontextmanager
 async def spawned(
-    command: str, env: Mapping[str, str] | None = None
+    command: str, env: Mapping[str, str] | None = None, *, tail: bytearray | None = None
 ) -> AsyncIterator[tuple[Any, bytearray]]:
     """``command`` started with the shell, its stdin, stdout and stderr piped, and the tail
     of its stderr kept as it runs; killed (if still running) and reaped when the block ends,
@@ -126,7 +144,7 @@ async def spawned(
         limit=LINE_LIMIT,
         env=env,
     )
-    stderr = bytearray()
+    stderr = bytearray() if tail is None else tail
     drain = asyncio.create_task(drain_tail(proc.stderr, stderr))
     try:
         yield proc, stderr

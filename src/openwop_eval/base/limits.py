@@ -102,3 +102,13 @@ canonical JSON text (16 Mi characters). Over it the trial errors
 MAX_ERROR_CHARS = 2_000
 """The text of an agent's or a live tool's exception kept in a trial's diagnostics; longer
 texts are cut (with ``…``)."""
+
+MAX_TRACEBACK_CHARS = 8_000
+"""The traceback of an agent's exception kept in a trial's diagnostics (the local report and
+HTML page only, never an event): its last frames, at most ``MAX_TRACEBACK_FRAMES`` of them and
+this many characters, the end kept (where the exception was raised)."""
+
+MAX_TRACEBACK_FRAMES = 30
+
+MAX_STDERR_CHARS = 4_000
+"""The end of a ``cmd:`` or ``mcp:`` agent's stderr kept in a failed trial's diagnostics."""

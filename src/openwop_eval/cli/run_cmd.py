@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 from ..agents import (
     Agent,
@@ -34,7 +35,7 @@ from ..runner.fixtures import merge_listings
 from ..runner.ray_executor import RayExecutor
 from ..runner.spec import LiveTool, RunOptions, RunSpec
 from ..runner.tools import load_live_tools
-from .codes import EXIT_FAILED, EXIT_INVALID, EXIT_OK
+from .codes import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_INVALID, EXIT_OK
 from .modes import ModeArgs, checked, mode_options, with_terms
 from .progress import RunProgress
 from .shell import (
@@ -184,6 +185,15 @@ def run(**given: Any) -> None:
             f"[yellow]--fail-fast: {result.skipped} trial(s) were not run: no outcome of them"
             " could make the run pass[/yellow]"
         )
+    unreachable = result.unreachable()
+    for endpoint, count in unreachable.items():
+        err.print(
+            f"[red]the run could not complete: {count} trial(s) could not reach {escape(endpoint)}"
+            " after the retries (infrastructure, not the agent); the gate stays shut[/red]",
+            highlight=False,
+        )
+    if unreachable:
+        sys.exit(EXIT_INCOMPLETE)
     if args.shard is not None:  # its summary counts the other shards' trials as not run
         err.print(f"shard {args.shard} completed; the verdict is the merge's (openwop-eval merge)")
         sys.exit(EXIT_OK)

@@ -61,12 +61,14 @@ def gate_verdict(grade: SuiteGrade, policy: GatePolicy | None, day: str | None) 
     """The gate of ``grade`` under ``policy`` (None: :data:`DEFAULT_POLICY`) on ``day``, the
     ISO date the run started (None: no quarantine holds)."""
     policy = policy or DEFAULT_POLICY
-    if not policy.quarantine and not _has_conditions(policy, grade):
+    infrastructure = _infrastructure(grade)
+    if not policy.quarantine and not infrastructure and not _has_conditions(policy, grade):
         return GateVerdict(grade.passed, grade.passed, (), _failed(grade), (), ())
     held = policy.quarantined_on(day)
     listed = {q.task_id for q in policy.quarantine}
     gating = tuple(t for t in grade.tasks if t.task_id not in held)
     reasons = [
+        *infrastructure,
         *_unknown_cost(grade, policy),
         *_every_task(policy, gating),
         *(r for group in policy.groups for r in _group(group, gating, grade.plan.suite)),
@@ -101,6 +103,21 @@ def named(ids: Sequence[str]) -> str:
     """The first :data:`NAMED` ids, then how many more."""
     shown = ", ".join(ids[:NAMED])
     return shown + (f" and {len(ids) - NAMED} more" if len(ids) > NAMED else "")
+
+
+def _infrastructure(grade: SuiteGrade) -> list[Reason]:
+    """A run whose trials could not reach what they needed did not complete: whatever its
+    scores, it proves nothing about the agent, so its gate stays shut (no policy opens it)."""
+    failed = sum(t.infrastructure for t in grade.tasks)
+    if not failed:
+        return []
+    return [
+        Reason(
+            "infrastructure",
+            f"{failed} trial(s) could not reach their model endpoint, MCP server or judge:"
+            " the run did not complete, whatever its scores",
+        )
+    ]
 
 
 def _unknown_cost(grade: SuiteGrade, policy: GatePolicy) -> list[Reason]:

@@ -53,6 +53,8 @@ class TrialGrade(NamedTuple):
     findings: tuple[FindingTag, ...] = ()
     unsafe: bool = False
     """A finding reached the run's ``failOnSeverity``."""
+    infrastructure: bool = False
+    """It errored on infrastructure (:attr:`TrialRecord.infrastructure`)."""
 
 
 _new_grade = tuple.__new__
@@ -90,6 +92,8 @@ class TaskGrade:
     most ``FAILURES_KEPT``: what a summary shows, kept however many trials the task has."""
     cost_unknown: int = 0
     """Its trials that ran and reported no cost (a trial that did not run costs nothing)."""
+    infrastructure: int = 0
+    """Its trials that errored on infrastructure: any shuts the run's gate."""
 
 
 def grade_trial(plan: GradingPlan, task: CompiledTask, record: TrialRecord) -> TrialGrade:
@@ -151,6 +155,7 @@ def grade_trial(plan: GradingPlan, task: CompiledTask, record: TrialRecord) -> T
             record.latency_ms,
             findings,
             unsafe,
+            record.infrastructure,
         ),
     )
 

@@ -68,6 +68,10 @@ STATS_STD_DEV: Final = "stdDev"
 # --- adversarial mode (RFC 0081 §D): the finding kinds this project's detectors report ---
 # ``safetyFindings: [{kind, severity}]`` and ``safetyFindingCount`` are published names; the
 # kinds are this project's (a judge may report kinds of its own, as slugs).
+ERROR_INFRASTRUCTURE: Final = "infrastructure"
+"""The error kind (``agent.invocation-completed``'s ``x-openwop-eval.error``) of a trial that
+could not reach its model endpoint, an MCP server or its judge: it shuts the run's gate."""
+
 FINDING_FORBIDDEN_TOOL: Final = "forbidden-tool"
 FINDING_CANARY: Final = "canary-leak"
 FINDING_SECRET: Final = "secret-leak"

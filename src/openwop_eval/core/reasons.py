@@ -35,7 +35,8 @@ Rule: TypeAlias = Literal[
     "cost-over-budget",
     "latency-over-bar",
     "latency-unknown",
-    # gate policies (core/gate.py)
+    # the gate (core/gate.py): the run's, then its policies
+    "infrastructure",
     "cost-unknown",
     "policy-require-all-tasks",
     "policy-group-below-bar",

@@ -41,6 +41,10 @@ class TrialRecord:
     """A recorded output score (from a run's ``eval.scored``): used as is, never re-graded."""
     findings: tuple[FindingTag, ...] = ()
     """Adversarial runs: the trial's safety findings, as its ``eval.scored`` records them."""
+    infrastructure: bool = False
+    """It errored because it could not reach what it needed (its model endpoint, an MCP
+    server, its judge) after the retries: the infrastructure's failure, not the agent's. It
+    scores 0 as any error does, and shuts the gate of its run (``core/gate.py``)."""
 
 
 Recording: TypeAlias = Mapping[str, Mapping[int, list[tuple[str, JSON, JSON]]]]

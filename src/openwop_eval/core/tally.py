@@ -45,6 +45,7 @@ class TaskTally:
         "_failed",
         "_findings",
         "_gating",
+        "_infrastructure",
         "_latency",
         "_passed",
         "_scores",
@@ -77,6 +78,7 @@ class TaskTally:
         self._zero, self._zero_at = 0.0, plan.count
         self._passed = 0
         self._unsafe = 0
+        self._infrastructure = 0
         self._cost: DecimalSum | None = None
         """The exact sum of the costs reported (made at the first one)."""
         self._latency: DecimalSum | None = None
@@ -101,7 +103,7 @@ class TaskTally:
     def fold(self, grade: TrialGrade) -> None:
         """Add a grade whose index :meth:`check` passed to the totals."""
         # one unpacking, not a descriptor call per field: this runs per trial
-        _, index, _, score, gating, passed, _, _, _, cost, latency, findings, unsafe = grade
+        _, index, _, score, gating, passed, _, _, _, cost, latency, findings, unsafe, infra = grade
         self._seen[index >> 3] |= 1 << (index & 7)  # _mark, inline
         self._claimed += 1
         if score:
@@ -122,6 +124,8 @@ class TaskTally:
             self._keep_failure(grade, index)
         if unsafe:
             self._unsafe += 1
+        if infra:
+            self._infrastructure += 1
         if findings:
             self._findings.update(findings)
         if cost is not None:
@@ -264,6 +268,7 @@ class TaskTally:
             findings=distinct_tags(list(self._findings)) if self._findings else (),
             failures=self._failures(),
             cost_unknown=self._claimed - (0 if self._cost is None else self._cost.count),
+            infrastructure=self._infrastructure,
         )
 
     def best_case(self) -> TaskGrade:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..base.errors import InfrastructureError
 from ..core.errors import JudgeProtocolError, OpenwopEvalError
 from ..core.problems import Problem
 
@@ -25,6 +26,15 @@ class JudgeAttemptsError(JudgeProtocolError):
     def __init__(self, message: str, record: JudgeRecord) -> None:
         super().__init__(message)
         self.record = record
+
+
+class JudgeUnreachableError(JudgeAttemptsError, InfrastructureError):
+    """Every attempt failed to reach the judge (transport errors, 408, 429, 5xx): the
+    infrastructure failed, not the agent; its trial errors on infrastructure."""
+
+    def __init__(self, message: str, record: JudgeRecord, endpoint: str) -> None:
+        JudgeAttemptsError.__init__(self, message, record)
+        self.endpoint = endpoint
 
 
 class JudgeHTTPError(OpenwopEvalError, RuntimeError):

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from ..core.canonical import JSON
 from ..core.rubric import CriterionVerdict, JudgeRequest
 from ..llm.chat import DEFAULT_BASE_URL, Backoff, ChatEndpoint, Sleep, env_value
-from .errors import JudgeAttemptsError, JudgeHTTPError, JudgeSpecError
+from .errors import JudgeAttemptsError, JudgeHTTPError, JudgeSpecError, JudgeUnreachableError
 from .prompt import build_messages, corrective_message, parse_verdicts
 
 if TYPE_CHECKING:  # imported where a request is made: it is slow to import
@@ -176,7 +176,7 @@ class OpenAIJudge:
         messages = build_messages(request)
         attempts: list[JudgeAttempt] = []
         failures: list[str] = []
-        throttled = 0
+        throttled, malformed = 0, False
 
         def record(verdicts: list[CriterionVerdict] | None = None) -> JudgeRecord:
             final = tuple(verdicts) if verdicts is not None else None
@@ -199,6 +199,7 @@ class OpenAIJudge:
                     record(),
                 )
             failures.append(f"attempt {number}: {attempt.error}")
+            malformed = malformed or outcome.kind == "malformed"
             if number == self.max_attempts:
                 break
             if outcome.kind == "malformed":
@@ -210,6 +211,13 @@ class OpenAIJudge:
                 throttled += 1
                 await self._backoff.pause(throttled, outcome.wait)
         listed = "\n".join(f"  {f}" for f in failures)
+        if not malformed:  # never an answer to judge: the endpoint, not the verdicts
+            raise JudgeUnreachableError(
+                f"the judge at {self._endpoint.url} could not be reached in"
+                f" {len(attempts)} attempt(s):\n{listed}",
+                record(),
+                self._endpoint.url,
+            )
         raise JudgeAttemptsError(
             f"the judge gave no usable verdicts for task {request.task_id!r} trial "
             f"{request.trial_index} after {len(attempts)} attempt(s):\n{listed}",

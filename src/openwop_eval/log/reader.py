@@ -66,6 +66,7 @@ class _Invocation:
     trial: int | None = None
     calls: dict[str, _Call] = field(default_factory=dict)  # by callId, in call order
     error: str | None = None
+    infrastructure: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,6 +252,7 @@ def _apply(kind: str, payload: dict[str, Any], ext: dict[str, Any], inv: _Invoca
         and ext.get("error") != "fixture-miss"  # a miss that propagated is the miss, not an error
     ):
         inv.error = str(ext.get("error", "failed"))
+        inv.infrastructure = inv.error == n.ERROR_INFRASTRUCTURE
 
 
 def _index(value: Any) -> int | None:
@@ -281,6 +283,7 @@ def _record(inv: _Invocation, scored: dict[str, Any], problems: Problems) -> Tri
         latency_ms=_measure(scored, "latencyMs", where, problems),
         output_score=float(score) if score is not None else 0.0,
         findings=_findings(_object(scored.get(EXT)).get(n.EXT_FINDINGS), where, problems),
+        infrastructure=inv.infrastructure,
     )
 
 

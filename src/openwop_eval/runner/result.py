@@ -8,6 +8,7 @@ from typing import Any, TypeAlias
 
 from ..core import OpenwopEvalError, SuiteGrade
 from ..core.gate import GateVerdict, open_gate
+from ..core.names import ERROR_INFRASTRUCTURE
 
 Diagnostics: TypeAlias = dict[tuple[str, int], dict[str, Any]]
 """Per (task, trial): what people read of a trial that its log leaves out (output, error)."""
@@ -47,6 +48,18 @@ class RunResult:
     @property
     def diagnostics(self) -> Diagnostics:
         return self._details()[1]
+
+    def unreachable(self) -> dict[str, int]:
+        """What the trials that errored on infrastructure could not reach, and how many
+        trials each cost (read from the diagnostics only when there are such trials)."""
+        if not any(t.infrastructure for t in self.outline.tasks):
+            return {}
+        counts: dict[str, int] = {}
+        for detail in self.diagnostics.values():
+            if detail.get("errorKind") == ERROR_INFRASTRUCTURE:
+                endpoint = str(detail.get("endpoint") or "an endpoint")
+                counts[endpoint] = counts.get(endpoint, 0) + 1
+        return counts
 
     def _details(self) -> tuple[SuiteGrade, Diagnostics]:
         if self._loaded is None:

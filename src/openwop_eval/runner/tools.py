@@ -20,6 +20,7 @@ from typing import Any
 from ..agents.base import AgentProtocolError, ToolCallError, ToolMissError
 from ..agents.python import load_module_file
 from ..base import jsontext
+from ..base.errors import InfrastructureError, unreachable
 from ..base.limits import (
     MAX_ERROR_CHARS,
     MAX_TOOL_ARGS_CHARS,
@@ -178,6 +179,9 @@ class ToolBoundary:
         results, the output), against ``MAX_TRIAL_CONTENT_CHARS``."""
         self.breach: ContentTooLargeError | None = None
         """The first limit the trial went over: it errors with it, whatever follows."""
+        self.unreachable: InfrastructureError | None = None
+        """The first live tool whose server could not be reached (an MCP upstream, after its
+        retries): the trial errors on infrastructure, whatever the agent made of it."""
 
     def admit(self, size: int, limit: int, kind: str, what: str) -> None:
         """Count ``size`` characters of ``what`` into the trial, or refuse them (and the
@@ -291,6 +295,7 @@ class ToolBoundary:
             size = len(canonical_json(result))
         except Exception as exc:
             record.status, record.error = "error", cut(f"{type(exc).__name__}: {exc}")
+            self.unreachable = self.unreachable or unreachable(exc)
             raise ToolCallError(f"{tool} failed: {record.error}") from exc
         try:
             self.admit(size, MAX_TOOL_RESULT_CHARS, "tool-result-too-large", "a tool's result")

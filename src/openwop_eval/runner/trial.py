@@ -13,7 +13,7 @@ from typing import Any
 
 from ..agents.base import Agent, AgentProtocolError, AgentReply, ToolMissError, TrialContext
 from ..agents.python import AgentStalledError
-from ..base.errors import told
+from ..base.errors import told, unreachable
 from ..base.limits import MAX_OUTPUT_CHARS
 from ..core import (
     CompiledTask,
@@ -26,6 +26,7 @@ from ..core import (
     check_verdicts,
     grade_trial,
 )
+from ..core.names import ERROR_INFRASTRUCTURE as INFRA
 from ..core.rubric import Judge, verdict_findings
 from ..core.safety import FindingTag, SafetyPolicy
 from ..log.event_names import (
@@ -38,6 +39,7 @@ from ..log.event_names import (
 )
 from ..runtime.clock import utc_stamp
 from .events import Pending, pending, serial_id
+from .failures import Failure, failure, stderr_of
 from .findings import scored_members, trial_findings
 from .tools import ContentTooLargeError, FixtureBook, LiveTool, RecordedCall, ToolBoundary, cut
 
@@ -147,6 +149,8 @@ class AgentAnswer:
     latency_ms: int
     transcript: Any = None
     """What the agent exchanged with a model: its reply's, or its exception's."""
+    failure: Failure | None = None
+    """The agent's exception, with its traceback, stderr tail or unreachable endpoint."""
 
 
 async def run_trial(setup: TrialSetup) -> PlayedTrial:
@@ -171,10 +175,15 @@ async def run_trial(setup: TrialSetup) -> PlayedTrial:
     }
     if invoked.transcript is not None:
         diagnostics["transcript"] = invoked.transcript
+    if invoked.failure is not None:
+        diagnostics.update(invoked.failure.diagnostics())
     verdicts: tuple[float, ...] | None = None
     judged: tuple[FindingTag, ...] = ()
     if invoked.error is None and reply is not None and task.expected.rubric is not None:
         verdicts, judged = await _judge(setup, reply, diagnostics)
+        if "endpoint" in diagnostics:  # the judge could not be reached: not the agent's fault
+            invoked = replace(invoked, error=diagnostics["judgeError"], error_kind=INFRA)
+            diagnostics.update(error=invoked.error, errorKind=INFRA)
     record = TrialRecord(
         task.task_id,
         setup.trial,
@@ -184,6 +193,7 @@ async def run_trial(setup: TrialSetup) -> PlayedTrial:
         cost_usd=reply.cost_usd if reply is not None else None,
         latency_ms=invoked.latency_ms,
         verdicts=verdicts,
+        infrastructure=invoked.error_kind == INFRA,
     )
     if setup.safety is not None:
         tags, located = trial_findings(setup.safety, setup.task, record, judged)
@@ -239,6 +249,7 @@ async def _invoke(setup: TrialSetup, boundary: ToolBoundary) -> AgentAnswer:
         boundary.listing,
     )
     reply, error, error_kind, transcript = None, None, None, None
+    failed: Failure | None = None
     started = time.monotonic()
     try:
         if setup.timeout_s is None:  # no timer to arm and cancel per trial
@@ -258,20 +269,25 @@ async def _invoke(setup: TrialSetup, boundary: ToolBoundary) -> AgentAnswer:
         raise  # not this trial's error: its run cannot go on (runner/ending.py)
     except AgentProtocolError as exc:
         error, error_kind = cut(f"protocol error: {exc}"), "protocol"
+        failed = Failure(error, error_kind, stderr=stderr_of(exc))
         reply = None  # what it returned is not a reply the run can record
     except Exception as exc:  # any failure of the agent is that trial's error, not the run's
-        error, error_kind = described(exc), "exception"
+        failed = failure(exc)
+        error, error_kind = failed.error, failed.kind
         reply, transcript = None, getattr(exc, "transcript", None)
     finally:
         boundary.closed = True
     breach = boundary.breach
     if breach is not None:  # over a limit: an error, whatever the agent made of it
         error, error_kind, reply, transcript = str(breach), breach.kind, None, None
+    elif boundary.unreachable is not None:  # a live tool's server: whatever the agent did
+        failed = failure(boundary.unreachable)
+        error, error_kind, reply = failed.error, failed.kind, None
     elapsed_ms = (time.monotonic() - started) * 1000
     reported = reply.latency_ms if reply is not None else None
     latency_ms = round(elapsed_ms if reported is None else reported)
     return AgentAnswer(
-        reply, error, error_kind, latency_ms, reply.transcript if reply else transcript
+        reply, error, error_kind, latency_ms, reply.transcript if reply else transcript, failed
     )
 
 
@@ -360,6 +376,9 @@ async def _judge(
         met = check_verdicts(rubric, verdicts)
     except JudgeProtocolError as exc:
         diagnostics["judgeError"] = str(exc)
+        infra = unreachable(exc)
+        if infra is not None:
+            diagnostics["endpoint"] = infra.endpoint
         return None, ()
     diagnostics["verdicts"] = [
         {

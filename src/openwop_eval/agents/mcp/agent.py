@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...base.limits import MAX_OUTPUT_CHARS
 from ..base import AgentReply, AgentSpecError, ToolPort, TrialContext
-from ..command import spawned
+from ..command import kept_stderr, spawned
 from ..tool_catalog import ToolCatalog, ToolSpec, live_declarations
 from .listing import TrialTools
 from .servers import described
@@ -113,15 +113,18 @@ class McpAgent:
             "{mcp_url}", shlex.quote(servers.url)
         )
         env = {**os.environ, CONFIG_ENV: str(config), URL_ENV: servers.url}
-        async with spawned(command, env) as (proc, stderr):
-            await _feed(proc, json.dumps(context.input, ensure_ascii=False).encode())
-            stdout = await _read_bounded(proc.stdout)
-            code = await proc.wait()
+        with kept_stderr() as kept:
+            async with spawned(command, env, tail=kept) as (proc, stderr):
+                await _feed(proc, json.dumps(context.input, ensure_ascii=False).encode())
+                stdout = await _read_bounded(proc.stdout)
+                code = await proc.wait()
         if code != 0:
-            tail = stderr.decode("utf-8", "replace").strip()[-500:]
-            raise McpAgentError(
-                f"the agent exited with code {code}" + (f"; stderr: {tail}" if tail else "")
+            tail = stderr.decode("utf-8", "replace").strip()
+            error = McpAgentError(
+                f"the agent exited with code {code}" + (f"; stderr: {tail[-500:]}" if tail else "")
             )
+            error.stderr = tail  # type: ignore[attr-defined]
+            raise error
         return AgentReply(_output(stdout))
 
 

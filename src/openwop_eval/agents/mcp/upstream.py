@@ -25,7 +25,9 @@ from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...base.errors import told
+import anyio
+
+from ...base.errors import InfrastructureError, told
 from ...base.jsontext import dumps
 from ..base import AgentSpecError
 from .listing import PLAIN_SERVER
@@ -82,8 +84,10 @@ class UpstreamTool:
     """One tool of an upstream, as a live tool: called with a call's arguments, it returns
     (an awaitable of) the server's result."""
 
-    def __init__(self, owner: Upstreams, client: Any, tool: Any) -> None:
+    def __init__(self, owner: Upstreams, client: Any, tool: Any, server: str) -> None:
         self._owner, self._client, self.name = owner, client, tool.name
+        self.server = server
+        """The upstream's name (``--mcp-upstream NAME=…``): what could not be reached."""
         self.description: str | None = tool.description
         self.parameters: dict[str, Any] = dict(tool.input_schema)
         self.listing: dict[str, Any] = {"inputSchema": self.parameters}
@@ -95,8 +99,24 @@ class UpstreamTool:
         return self._owner.submit(self._call(args))
 
     async def _call(self, args: dict[str, Any]) -> Any:
-        result = await self._client.call_tool(self.name, args)
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import CONNECTION_CLOSED
+
+        try:
+            result = await self._client.call_tool(self.name, args)
+        except MCPError as exc:  # the server's own answer, unless the connection is gone
+            if exc.code != CONNECTION_CLOSED:
+                raise
+            raise self._unreachable(exc) from exc
+        except (OSError, anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
+            raise self._unreachable(exc) from exc
         return result.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+    def _unreachable(self, exc: BaseException) -> InfrastructureError:
+        return InfrastructureError(
+            f"the MCP upstream {self.server!r} could not be reached: {told(exc)}",
+            f"MCP upstream {self.server}",
+        )
 
 
 class Upstreams:
@@ -166,7 +186,7 @@ class Upstreams:
                 raise UpstreamError(f"{upstream.name} lists over {MAX_UPSTREAM_TOOLS} tools")
             if not cursor:
                 break
-        made = [UpstreamTool(self, client, tool) for tool in tools]
+        made = [UpstreamTool(self, client, tool, upstream.name) for tool in tools]
         if len(dumps([m.listing for m in made])) > MAX_LISTING_CHARS:
             raise UpstreamError(f"{upstream.name}'s listing is over {MAX_LISTING_CHARS} characters")
         for tool in made:

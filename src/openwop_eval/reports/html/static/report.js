@@ -184,7 +184,12 @@
       }
       if (trial.judgeError) judge.appendChild(el("p", "no", trial.judgeError));
     } else judge.remove();
-    if (trial.error) text(node, ".error-text", trial.error); else node.querySelector(".error").remove();
+    if (trial.error) {
+      const kind = trial.errorKind === "infrastructure" ? "infrastructure, not the agent: " : "";
+      text(node, ".error-text", kind + trial.error);
+      if (trial.traceback) text(node, ".traceback", trial.traceback); else node.querySelector(".error-traceback").remove();
+      if (trial.stderr) text(node, ".stderr", trial.stderr); else node.querySelector(".error-stderr").remove();
+    } else node.querySelector(".error").remove();
     const findings = node.querySelector(".findings");
     if (trial.safetyFindings.length) {
       for (const f of trial.safetyFindings) {
