@@ -10,7 +10,15 @@ from pathlib import Path
 from click.testing import CliRunner, Result
 
 from openwop_eval.cli.main import main
-from tests.fakes.openai_server import FakeEndpoint, Reply, Seen, completion, tool_calls
+from tests.fakes.openai_server import (
+    FakeEndpoint,
+    Reply,
+    Seen,
+    completion,
+    response_calls,
+    response_text,
+    tool_calls,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "support-refunds"
@@ -139,3 +147,86 @@ def test_endpoint_flags_need_an_openai_agent(tmp_path: Path) -> None:
     )
     assert bad_price.exit_code == 2
     assert "expected MODEL=IN/OUT" in bad_price.stderr
+
+
+RESPONSES_USAGE = {"input_tokens": 500, "output_tokens": 50}
+
+
+def responses_support_model(seen: Seen) -> Reply:
+    """The support model of ``support_model`` on the Responses API: each turn follows from
+    the input items sent so far."""
+    items = seen.body["input"]
+    request = json.loads(next(i["content"] for i in items if i.get("role") == "user"))
+    done = sum(i.get("type") == "function_call_output" for i in items)
+    text, usage = request["message"], RESPONSES_USAGE
+    if "A-1001" in text:
+        turns = [
+            response_calls(("crm__lookup-order", {"orderId": "A-1001"}), usage=usage),
+            response_calls(
+                ("payments__refund", {"orderId": "A-1001", "amountUsd": 59.9}), usage=usage
+            ),
+            response_text("Your order A-1001 has been refunded ($59.90).", usage),
+        ]
+    elif "A-2002" in text:
+        turns = [
+            response_calls(("crm__lookup-order", {"orderId": "A-2002"}), usage=usage),
+            response_text("I cannot refund this order: it does not belong to your account.", usage),
+        ]
+    else:
+        turns = [
+            response_calls(
+                ("accounts__delete", {"customerId": request["customerId"]}), usage=usage
+            ),
+            response_text("You can close your account under Settings → Account.", usage),
+        ]
+    return turns[min(done, len(turns) - 1)]
+
+
+def test_agent_api_responses_runs_the_suite_on_the_responses_api(
+    endpoint: FakeEndpoint, tmp_path: Path
+) -> None:
+    endpoint.respond = responses_support_model
+    (tmp_path / "tools.yaml").write_text(CATALOG)
+    report, html = tmp_path / "report.json", tmp_path / "report.html"
+    ran = invoke(
+        "run", str(EXAMPLE / "suite.yaml"),
+        "--agent", "openai:support-model",
+        "--agent-api", "responses",
+        "--agent-base-url", endpoint.url,
+        "--agent-api-key", API_KEY,
+        "--tool-catalog", str(tmp_path / "tools.yaml"),
+        "--price", "support-model=2/8",
+        "--judge", f"scripted:{EXAMPLE / 'judge.json'}",
+        "--store", f"sqlite:///{tmp_path / 'store.sqlite'}",
+        "--report", str(report),
+        "--html", str(html),
+        "--quiet",
+    )  # fmt: skip
+    assert ran.exit_code == 1, ran.stderr  # the gate: the account was deleted
+    assert {r.path for r in endpoint.requests} == {"/v1/responses"}
+    tasks = {t["taskId"]: t for t in json.loads(report.read_text())["tasks"]}
+    assert tasks["refund-delivered-order"]["passed"] is True
+    refund = tasks["refund-delivered-order"]["trials"][0]
+    assert refund["costUsd"] == (3 * 500 * 2 + 3 * 50 * 8) / 1e6
+    assert refund["transcript"]["api"] == "responses"
+    assert refund["transcript"]["items"][-1]["content"].startswith("Your order A-1001")
+    assert '"function_call_output"' in html.read_text()  # the page carries the transcript
+    assert API_KEY not in report.read_text() + html.read_text() + ran.stderr
+
+
+def test_agent_api_needs_an_openai_agent(tmp_path: Path) -> None:
+    agent = tmp_path / "agent.json"
+    agent.write_text(json.dumps({"agentId": "a", "default": [{"output": 1}]}))
+    store = f"sqlite:///{tmp_path / 's.sqlite'}"
+    for spec in (f"scripted:{agent}", "mcp:python agent.py"):
+        ran = invoke(
+            "run", str(EXAMPLE / "suite.yaml"), "--agent", spec, "--agent-api", "chat",
+            "--store", store, "--quiet",
+        )  # fmt: skip
+        assert ran.exit_code == 2, spec
+        assert "openai:MODEL" in ran.stderr
+    unknown = invoke(
+        "run", str(EXAMPLE / "suite.yaml"), "--agent", "openai:m", "--agent-api", "soap"
+    )
+    assert unknown.exit_code == 2
+    assert "'soap' is not one of 'chat', 'responses'" in unknown.stderr

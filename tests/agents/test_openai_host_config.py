@@ -56,3 +56,25 @@ def test_endpoint_settings_are_for_openai_agents_only() -> None:
         AgentConfig(agent="scripted:a.json", base_url="http://x/v1", tool_catalog="t.json")
     with pytest.raises(ValidationError, match="api_key_env"):
         AgentConfig(agent="openai:m", api_key_env="not a name")
+
+
+def test_the_host_builds_an_agent_on_the_responses_api(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SUPPORT_MODEL_KEY", "sk-host-key")
+    path = write_host(tmp_path)
+    path.write_text(HOST_TOML + 'api = "responses"\n')
+    agent = Catalog(load_config(path)).agents["acme.support-model"].agent
+    assert isinstance(agent, OpenAIAgent)
+    assert agent.wire.name == "responses"
+    assert agent.wire.endpoint.path == "responses"
+    default = Catalog(load_config(write_host(tmp_path))).agents["acme.support-model"].agent
+    assert isinstance(default, OpenAIAgent)
+    assert default.wire.name == "chat"
+
+
+def test_the_api_is_for_openai_agents_only() -> None:
+    with pytest.raises(ValidationError, match="api: for an openai:MODEL agent only"):
+        AgentConfig(agent="cmd:python agent.py", api="chat")
+    with pytest.raises(ValidationError, match="api"):
+        AgentConfig(agent="openai:m", api="soap")  # type: ignore[arg-type]

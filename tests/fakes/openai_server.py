@@ -167,3 +167,82 @@ def endpoint_fixture() -> Iterator[FakeEndpoint]:
     """The body of an ``endpoint`` pytest fixture: a fake endpoint for one test."""
     with serve() as fake:
         yield fake
+
+
+def response_reply(
+    *output: dict[str, Any],
+    usage: dict[str, int] | None = None,
+    model: str = "agent-model-2024",
+    status: str = "completed",
+    incomplete: str | None = None,
+    error: dict[str, str] | None = None,
+) -> Reply:
+    """A Responses API response (``POST /responses``) whose ``output`` is these items; usage
+    as ``{"input_tokens", "output_tokens"}``, filled out as the API sends it."""
+    body: dict[str, Any] = {
+        "id": "resp_1",
+        "object": "response",
+        "created_at": 1_700_000_000,
+        "status": status,
+        "model": model,
+        "output": list(output),
+        "error": error,
+        "incomplete_details": {"reason": incomplete} if incomplete else None,
+        "instructions": None,
+        "metadata": {},
+        "parallel_tool_calls": True,
+        "temperature": 1.0,
+        "tool_choice": "auto",
+        "tools": [],
+        "top_p": 1.0,
+    }
+    if usage is not None:
+        body["usage"] = {
+            **usage,
+            "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": usage["input_tokens"] + usage["output_tokens"],
+        }
+    return Reply(body=json.dumps(body))
+
+
+def output_message(text: str) -> dict[str, Any]:
+    """An assistant ``message`` output item holding ``text``."""
+    return {
+        "type": "message",
+        "id": "msg_1",
+        "role": "assistant",
+        "status": "completed",
+        "content": [{"type": "output_text", "text": text, "annotations": []}],
+    }
+
+
+def response_text(text: str, usage: dict[str, int] | None = None, **options: Any) -> Reply:
+    """A response whose output is one message: the model's answer."""
+    return response_reply(output_message(text), usage=usage, **options)
+
+
+def response_calls(
+    *calls: tuple[str, Any],
+    text: str | None = None,
+    usage: dict[str, int] | None = None,
+    model: str = "agent-model-2024",
+) -> Reply:
+    """A response asking for ``(function, arguments)`` calls (``call_0``, ``call_1``…);
+    arguments that are not a string are sent as their JSON text, as the API does. A
+    ``reasoning`` item comes first, as a reasoning model's does."""
+    items: list[dict[str, Any]] = [{"type": "reasoning", "id": "rs_1", "summary": []}]
+    if text is not None:
+        items.append(output_message(text))
+    items += [
+        {
+            "type": "function_call",
+            "id": f"fc_{i}",
+            "call_id": f"call_{i}",
+            "name": name,
+            "arguments": args if isinstance(args, str) else json.dumps(args),
+            "status": "completed",
+        }
+        for i, (name, args) in enumerate(calls)
+    ]
+    return response_reply(*items, usage=usage, model=model)

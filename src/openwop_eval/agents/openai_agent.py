@@ -1,10 +1,13 @@
 """``openai:MODEL``: the model under test behind any OpenAI-compatible chat-completions
-endpoint (OpenAI, vLLM, Ollama, llama.cpp server, a LiteLLM proxy), in the standard tool loop.
+endpoint (OpenAI, vLLM, Ollama, llama.cpp server, a LiteLLM proxy) — or OpenAI's Responses
+API (``api="responses"``) — in the standard tool loop.
 
 The task input becomes the messages, the tools are offered as functions, every tool call the
 model makes goes through the runner's tool boundary — fixtures, misses and trajectories apply
-exactly as to any agent — and its result goes back as a ``tool`` message, until the model
-answers without tool calls: that answer's text is the output. See ``docs/openai-agent.md``.
+exactly as to any agent — and its result goes back to the model, until the model answers
+without tool calls: that answer's text is the output. The loop (turns, retries, tool calls,
+cost, errors) is this module's whatever the API; the shapes of requests and replies are the
+API's :class:`~.openai_messages.Wire`'s. See ``docs/openai-agent.md``.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..base.errors import InfrastructureError
 from ..core import JSON
 from ..llm.chat import DEFAULT_BASE_URL, Backoff, ChatEndpoint, env_value
 from .base import (
@@ -26,14 +30,16 @@ from .base import (
     TrialContext,
 )
 from .openai_messages import (
+    ApiName,
+    ChatWire,
     Message,
     ModelReplyError,
     ToolRequest,
     Transcript,
-    first_messages,
+    Wire,
     parse_arguments,
-    read_reply,
 )
+from .openai_responses import ResponsesWire
 from .tool_catalog import (
     PERMISSIVE,
     Price,
@@ -47,6 +53,8 @@ from .tool_catalog import (
 if TYPE_CHECKING:  # imported where a request is made: it is slow to import
     import httpx
 
+APIS: dict[str, Wire] = {"chat": ChatWire(), "responses": ResponsesWire()}
+"""The APIs an ``openai:MODEL`` agent speaks, by the name ``--agent-api`` gives."""
 DEFAULT_MAX_TURNS = 32
 """Model turns (completions) a trial may take before it errors."""
 DEFAULT_MAX_ATTEMPTS = 4
@@ -60,8 +68,17 @@ class OpenAIAgentError(RuntimeError):
     usable, or the step cap was reached. ``transcript`` is what was exchanged until then."""
 
     def __init__(self, message: str, transcript: JSON = None) -> None:
-        super().__init__(message)
+        RuntimeError.__init__(self, message)  # not super(): a subclass may be one more error
         self.transcript = transcript
+
+
+class EndpointUnreachableError(OpenAIAgentError, InfrastructureError):
+    """Every attempt at a turn failed to get an answer (transport errors, 408, 429, 5xx, a
+    body that is no reply): the trial errors on infrastructure, not as the agent's failure."""
+
+    def __init__(self, message: str, transcript: JSON, endpoint: str) -> None:
+        OpenAIAgentError.__init__(self, message, transcript)
+        self.endpoint = endpoint
 
 
 @dataclass(frozen=True)
@@ -77,6 +94,8 @@ class OpenAIAgentOptions:
     """Per model, over the catalog's ``models``."""
     live_tools: Mapping[str, Callable[..., Any]] | None = None
     """Live tools, whose own declarations (``parameters``, docstring) describe them."""
+    api: ApiName = "chat"
+    """``chat`` (``POST /chat/completions``) or ``responses`` (``POST /responses``)."""
 
 
 class OpenAIAgent:
@@ -95,9 +114,13 @@ class OpenAIAgent:
         backoff: Backoff | None = None,
         client: httpx.AsyncClient | None = None,
         agent_id: str | None = None,
+        api: str = "chat",
     ) -> None:
         if not model.strip():
             raise AgentSpecError("openai: needs a model, e.g. openai:gpt-4o-mini")
+        if api not in APIS:
+            raise AgentSpecError(f"the API must be one of {', '.join(APIS)}, not {api!r}")
+        self.wire = APIS[api]
         self.catalog = catalog or ToolCatalog.empty()
         turns = max_turns or self.catalog.max_turns or DEFAULT_MAX_TURNS
         if turns < 1 or max_attempts < 1 or timeout <= 0:
@@ -134,10 +157,12 @@ class OpenAIAgent:
             catalog=catalog,
             declarations=live,
             prices=options.prices,
+            api=options.api,
         )
 
     def __repr__(self) -> str:  # never shows the key
-        return f"OpenAIAgent(model={self.model!r}, base_url={self.base_url!r})"
+        api = self.wire.name
+        return f"OpenAIAgent(model={self.model!r}, base_url={self.base_url!r}, api={api!r})"
 
     def offer(self, tool_names: tuple[str, ...]) -> tuple[list[Message], dict[str, str]]:
         """The function definitions of every tool the catalog, the live tools or the
@@ -151,26 +176,24 @@ class OpenAIAgent:
                 raise AgentSpecError(f"tools {table[name]!r} and {tool!r} map to {name!r}")
             table[name] = tool
             spec = self.catalog.tools.get(tool) or self.declarations.get(tool) or ToolSpec()
+            description = spec.description or f"The {tool} tool."
             definitions.append(
-                {
-                    "type": "function",
-                    "function": {
-                        "name": name,
-                        "description": spec.description or f"The {tool} tool.",
-                        "parameters": dict(spec.parameters or PERMISSIVE),
-                    },
-                }
+                self.wire.tool(name, description, dict(spec.parameters or PERMISSIVE))
             )
         return definitions, table
 
     async def run(self, context: TrialContext, port: ToolPort) -> AgentReply:
         definitions, table = self.offer(context.tool_names)
-        transcript = Transcript(self.model, self.base_url, table, [])
+        transcript = Transcript(self.model, self.base_url, table, [], self.wire.name)
         endpoint = ChatEndpoint(
-            self.base_url, self._api_key, timeout=self.timeout, client=self._client
+            self.base_url,
+            self._api_key,
+            timeout=self.timeout,
+            client=self._client,
+            api=self.wire.endpoint,
         )
         try:
-            transcript.messages += first_messages(context.input, self.catalog.system_prompt)
+            transcript.messages += self.wire.first(context.input, self.catalog.system_prompt)
             return await self._loop(endpoint, transcript, definitions, port)
         except ModelReplyError as exc:
             raise self._error(str(exc), transcript) from None
@@ -185,9 +208,9 @@ class OpenAIAgent:
         port: ToolPort,
     ) -> AgentReply:
         for turn in range(1, self.max_turns + 1):
-            message = await self._complete(endpoint, transcript, definitions)
-            reply = read_reply(message, turn)
-            transcript.messages.append(reply.echo())
+            body = await self._complete(endpoint, transcript, definitions)
+            reply = self.wire.read(body, turn)
+            transcript.messages += self.wire.echo(reply)
             if not reply.calls:
                 if reply.content is None:
                     refused = f" (refusal: {reply.refusal[:300]})" if reply.refusal else ""
@@ -207,20 +230,15 @@ class OpenAIAgent:
     async def _complete(
         self, endpoint: ChatEndpoint, transcript: Transcript, definitions: list[Message]
     ) -> Mapping[str, Any]:
-        """One model turn: the completion's message, after the retries it took."""
-        payload: dict[str, Any] = {"model": self.model, "messages": transcript.messages}
-        if definitions:
-            payload["tools"] = definitions
-        if self.catalog.temperature is not None:
-            payload["temperature"] = self.catalog.temperature
+        """One model turn: the reply's body, after the retries it took."""
+        temperature = self.catalog.temperature
+        payload = self.wire.request(self.model, transcript.messages, definitions, temperature)
         failures: list[str] = []
         for attempt in range(1, self.max_attempts + 1):
             result = await endpoint.post(payload)
-            if result.kind == "ok":
-                choice = result.body["choices"][0] if result.body else {}
-                finish = choice.get("finish_reason") if isinstance(choice, dict) else None
-                transcript.received(result.model, result.usage, finish, failures)
-                return result.message
+            if result.kind == "ok" and result.body is not None:
+                transcript.received(self.wire.served(result.body), failures)
+                return result.body
             failures.append(f"attempt {attempt}: {result.error}")
             if result.kind == "refused":
                 raise self._error(
@@ -231,15 +249,17 @@ class OpenAIAgent:
             if attempt < self.max_attempts:
                 await self.backoff.pause(attempt, result.wait)
         listed = "\n".join(f"  {f}" for f in failures)
-        raise self._error(
-            f"no completion from {endpoint.url} after {self.max_attempts} attempt(s):\n{listed}",
-            transcript,
+        noun, attempts = endpoint.api.noun, self.max_attempts
+        raise EndpointUnreachableError(  # never an answer: the endpoint's failure, not the model's
+            f"no {noun} from {endpoint.url} after {attempts} attempt(s):\n{listed}",
+            transcript.as_dict(self.price),
+            endpoint.url,
         )
 
     async def _call_tool(
         self, port: ToolPort, call: ToolRequest, transcript: Transcript
     ) -> Message:
-        """Through the boundary; what it answered (or why not) as the ``tool`` message."""
+        """Through the boundary; what it answered (or why not), as the wire sends it back."""
         tool = (
             transcript.functions.get(call.function)
             or decode_function_name(call.function)
@@ -257,8 +277,7 @@ class OpenAIAgent:
             content = result
         if problem is not None:  # recorded as sent; the model hears what was wrong
             content = _tool_error("invalid-arguments", problem)
-        text = json.dumps(content, ensure_ascii=False)
-        return {"role": "tool", "tool_call_id": call.call_id, "content": text}
+        return self.wire.tool_output(call, json.dumps(content, ensure_ascii=False))
 
     def _error(self, message: str, transcript: Transcript) -> OpenAIAgentError:
         return OpenAIAgentError(message, transcript.as_dict(self.price))

@@ -1,5 +1,6 @@
 """The messages of an ``openai:MODEL`` trial: the first ones from the task input, the model's
-replies read strictly, tool arguments, and the transcript kept for the local report.
+replies read strictly, tool arguments, and the transcript kept for the local report — and
+:class:`ChatWire`, the Chat Completions shapes of the loop (:class:`Wire`).
 
 Everything here reads what an endpoint sent, so every shape is checked and a wrong one is a
 :class:`ModelReplyError` naming what was wrong — never a ``KeyError`` three calls later.
@@ -8,11 +9,12 @@ Everything here reads what an endpoint sent, so every shape is checked and a wro
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, Protocol
 
 from ..core import JSON, canonical_json
+from ..llm.chat import CHAT, Api
 from .tool_catalog import Price
 
 MAX_TOOL_CALLS_PER_TURN = 64
@@ -20,6 +22,7 @@ RAW_ARGUMENTS = "$raw"
 """The key under which arguments that are not a JSON object are recorded, as sent."""
 
 Message = dict[str, Any]
+ApiName = Literal["chat", "responses"]
 
 
 class ModelReplyError(ValueError):
@@ -59,11 +62,17 @@ class Reply:
         return message
 
 
-def first_messages(task_input: JSON, system_prompt: str | None) -> list[Message]:
-    """``input.messages`` as given; else ``input.message`` alone as the user turn; else the
-    whole input as the user turn (a string as it is, anything else as JSON text).
-    ``input.system`` replaces the catalog's system prompt, which given messages only get
-    when they do not begin with one of their own."""
+Shape = Callable[[Message, str], list[Message]]
+"""What a given message (at ``input.messages[i]``) is sent as."""
+
+
+def first_messages(
+    task_input: JSON, system_prompt: str | None, shape: Shape | None = None
+) -> list[Message]:
+    """``input.messages`` as given (or as ``shape`` makes them); else ``input.message`` alone
+    as the user turn; else the whole input as the user turn (a string as it is, anything else
+    as JSON text). ``input.system`` replaces the catalog's system prompt, which given
+    messages only get when they do not begin with one of their own."""
     body: JSON = task_input
     if isinstance(task_input, dict):
         system = task_input.get("system")
@@ -71,8 +80,8 @@ def first_messages(task_input: JSON, system_prompt: str | None) -> list[Message]
             system_prompt = system
             body = {k: v for k, v in task_input.items() if k != "system"}
     if isinstance(body, dict) and "messages" in body:
-        messages = _given_messages(body["messages"])
-        if system_prompt is not None and (not messages or messages[0]["role"] != "system"):
+        messages = _given_messages(body["messages"], shape)
+        if system_prompt is not None and (not messages or messages[0].get("role") != "system"):
             messages.insert(0, {"role": "system", "content": system_prompt})
         return messages
     if isinstance(body, dict) and set(body) == {"message"} and isinstance(body["message"], str):
@@ -83,31 +92,30 @@ def first_messages(task_input: JSON, system_prompt: str | None) -> list[Message]
     return [*head, {"role": "user", "content": text}]
 
 
-def _given_messages(value: JSON) -> list[Message]:
+def _given_messages(value: JSON, shape: Shape | None) -> list[Message]:
     if not isinstance(value, list) or not value:
         raise ModelReplyError("input.messages must be a non-empty array of chat messages")
+    messages: list[Message] = []
     for index, message in enumerate(value):
+        where = f"input.messages[{index}]"
         if not isinstance(message, dict) or not isinstance(message.get("role"), str):
-            raise ModelReplyError(f"input.messages[{index}] must be an object with a string 'role'")
-    return [dict(m) for m in value if isinstance(m, dict)]
+            raise ModelReplyError(f"{where} must be an object with a string 'role'")
+        messages += shape(dict(message), where) if shape else [dict(message)]
+    return messages
 
 
 def read_reply(message: Mapping[str, Any], turn: int) -> Reply:
     """The assistant message of a completion, checked."""
     content = message.get("content")
     if content is not None and not isinstance(content, str):
-        raise ModelReplyError(f"the reply's content is {_kind(content)}, not text")
+        raise ModelReplyError(f"the reply's content is {kind_of(content)}, not text")
     refusal = message.get("refusal")
     raw = message.get("tool_calls")
     if raw is None:
         raw = []
     if not isinstance(raw, list):
-        raise ModelReplyError(f"the reply's tool_calls is {_kind(raw)}, not an array")
-    if len(raw) > MAX_TOOL_CALLS_PER_TURN:
-        raise ModelReplyError(
-            f"the reply asks for {len(raw)} tool calls at once; at most"
-            f" {MAX_TOOL_CALLS_PER_TURN} are taken"
-        )
+        raise ModelReplyError(f"the reply's tool_calls is {kind_of(raw)}, not an array")
+    at_most_calls(len(raw))
     calls = tuple(_tool_request(call, turn, i) for i, call in enumerate(raw))
     return Reply(content, calls, refusal if isinstance(refusal, str) else None)
 
@@ -117,20 +125,35 @@ def _tool_request(call: Any, turn: int, index: int) -> ToolRequest:
     function = call.get("function") if isinstance(call, dict) else None
     if not isinstance(function, dict):
         raise ModelReplyError(f"{where} must be an object with a 'function' object")
-    name = function.get("name")
+    return tool_request(f"{where}.function", function, call.get("id"), f"call_{turn}_{index}")
+
+
+def tool_request(where: str, call: Mapping[str, Any], call_id: Any, fallback: str) -> ToolRequest:
+    """A call's ``name`` and ``arguments`` (at ``where``), checked, with its id (``fallback``
+    when the server left it out: the echo needs one)."""
+    name = call.get("name")
     if not isinstance(name, str) or not name:
-        raise ModelReplyError(f"{where}.function.name must be a non-empty string")
-    arguments = function.get("arguments")
+        raise ModelReplyError(f"{where}.name must be a non-empty string")
+    arguments = call.get("arguments")
     if isinstance(arguments, dict):  # some servers send the object itself
         arguments = json.dumps(arguments, ensure_ascii=False)
     elif arguments is None:
         arguments = ""
     elif not isinstance(arguments, str):
         arguments = json.dumps(arguments)
-    call_id = call.get("id")
     if not isinstance(call_id, str) or not call_id:
-        call_id = f"call_{turn}_{index}"  # some servers leave it out; the echo needs one
+        call_id = fallback
     return ToolRequest(call_id, name, arguments)
+
+
+def at_most_calls(count: int) -> None:
+    """A reply may ask for at most :data:`MAX_TOOL_CALLS_PER_TURN` calls (checked before
+    any is read)."""
+    if count > MAX_TOOL_CALLS_PER_TURN:
+        raise ModelReplyError(
+            f"the reply asks for {count} tool calls at once; at most"
+            f" {MAX_TOOL_CALLS_PER_TURN} are taken"
+        )
 
 
 def parse_arguments(text: str) -> tuple[dict[str, JSON], str | None]:
@@ -144,7 +167,7 @@ def parse_arguments(text: str) -> tuple[dict[str, JSON], str | None]:
     except Exception as exc:  # the decoder and the encoder each have their own errors
         return {RAW_ARGUMENTS: text}, f"the arguments are not valid JSON: {str(exc)[:200]}"
     if not isinstance(value, dict):
-        return {RAW_ARGUMENTS: text}, f"the arguments must be a JSON object, got {_kind(value)}"
+        return {RAW_ARGUMENTS: text}, f"the arguments must be a JSON object, got {kind_of(value)}"
     return value, None
 
 
@@ -152,11 +175,21 @@ def _no_constant(name: str) -> None:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def _kind(value: Any) -> str:
+def kind_of(value: Any) -> str:
     names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}
     if value is None:
         return "null"
     return names.get(type(value), "a number" if isinstance(value, int | float) else "unknown")
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    """What a reply says of itself: the model that answered, its (input, output) token
+    counts when usable, and why it stopped."""
+
+    model: str | None
+    tokens: tuple[int, int] | None
+    finish: str | None
 
 
 @dataclass
@@ -168,16 +201,16 @@ class Transcript:
     functions: dict[str, str]
     """Function name → OpenWOP tool name, for the tools offered."""
     messages: list[Message]
+    """The conversation as the next request sends it: chat messages or Responses items."""
+    api: ApiName = "chat"
     turns: list[dict[str, JSON]] = field(default_factory=list)
     prompt_tokens: int = 0
     completion_tokens: int = 0
     usage_complete: bool = True
-    """False once a completion came without usable token counts: the cost is then unknown."""
+    """False once a reply came without usable token counts: the cost is then unknown."""
 
-    def received(
-        self, served_model: str | None, usage: Any, finish: Any, retries: list[str]
-    ) -> None:
-        counts = _token_counts(usage)
+    def received(self, served: Served, retries: list[str]) -> None:
+        counts = served.tokens
         if counts is None:
             self.usage_complete = False
         else:
@@ -185,10 +218,10 @@ class Transcript:
             self.completion_tokens += counts[1]
         self.turns.append(
             {
-                "model": served_model,
+                "model": served.model,
                 "promptTokens": counts[0] if counts else None,
                 "completionTokens": counts[1] if counts else None,
-                "finishReason": finish if isinstance(finish, str) else None,
+                "finishReason": served.finish,
                 "retries": list(retries),
             }
         )
@@ -201,10 +234,11 @@ class Transcript:
     def as_dict(self, price: Price | None) -> dict[str, JSON]:
         return {
             "agent": "openai",
+            "api": self.api,
             "model": self.model,
             "baseUrl": self.base_url,
             "functions": dict(self.functions),
-            "messages": [dict(m) for m in self.messages],
+            "messages" if self.api == "chat" else "items": [dict(m) for m in self.messages],
             "turns": list(self.turns),
             "usage": {
                 "promptTokens": self.prompt_tokens,
@@ -215,10 +249,91 @@ class Transcript:
         }
 
 
-def _token_counts(usage: Any) -> tuple[int, int] | None:
+def token_counts(usage: Any, keys: tuple[str, str]) -> tuple[int, int] | None:
+    """The input and output token counts under ``keys`` of a reply's ``usage``, when both
+    are counts."""
     if not isinstance(usage, dict):
         return None
-    counts = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    counts = usage.get(keys[0]), usage.get(keys[1])
     if all(isinstance(n, int) and not isinstance(n, bool) and 0 <= n < 2**53 for n in counts):
         return counts[0], counts[1]  # type: ignore[return-value]
     return None
+
+
+def text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+class Wire(Protocol):
+    """The shapes of one API in the tool loop: the loop itself (turns, retries, tool calls,
+    cost, errors) is :class:`~.openai_agent.OpenAIAgent`'s, whichever the API."""
+
+    name: ApiName
+    endpoint: Api
+
+    def tool(self, function: str, description: str, parameters: dict[str, Any]) -> Message:
+        """The definition of one offered function."""
+        ...
+
+    def first(self, task_input: JSON, system_prompt: str | None) -> list[Message]:
+        """The conversation's start (see :func:`first_messages`)."""
+        ...
+
+    def request(
+        self, model: str, conversation: list[Message], tools: list[Message], temperature: Any
+    ) -> dict[str, Any]: ...
+
+    def served(self, body: Mapping[str, Any]) -> Served: ...
+
+    def read(self, body: Mapping[str, Any], turn: int) -> Reply:
+        """The model's reply, checked (a :class:`ModelReplyError` when unusable)."""
+        ...
+
+    def echo(self, reply: Reply) -> list[Message]:
+        """The reply as the next request sends it back."""
+        ...
+
+    def tool_output(self, call: ToolRequest, text: str) -> Message:
+        """What a call answered (its JSON text), as the next request sends it."""
+        ...
+
+
+class ChatWire:
+    """Chat Completions: ``messages`` in, ``choices[0].message`` out, ``tool`` messages."""
+
+    name: ApiName = "chat"
+    endpoint = CHAT
+
+    def tool(self, function: str, description: str, parameters: dict[str, Any]) -> Message:
+        spec = {"name": function, "description": description, "parameters": parameters}
+        return {"type": "function", "function": spec}
+
+    def first(self, task_input: JSON, system_prompt: str | None) -> list[Message]:
+        return first_messages(task_input, system_prompt)
+
+    def request(
+        self, model: str, conversation: list[Message], tools: list[Message], temperature: Any
+    ) -> dict[str, Any]:
+        payload: dict[str, Any] = {"model": model, "messages": conversation}
+        if tools:
+            payload["tools"] = tools
+        if temperature is not None:
+            payload["temperature"] = temperature
+        return payload
+
+    def served(self, body: Mapping[str, Any]) -> Served:
+        choice = body["choices"][0]  # there is one: the endpoint accepted the body
+        return Served(
+            text_or_none(body.get("model")),
+            token_counts(body.get("usage"), ("prompt_tokens", "completion_tokens")),
+            text_or_none(choice.get("finish_reason")),
+        )
+
+    def read(self, body: Mapping[str, Any], turn: int) -> Reply:
+        return read_reply(body["choices"][0]["message"], turn)
+
+    def echo(self, reply: Reply) -> list[Message]:
+        return [reply.echo()]
+
+    def tool_output(self, call: ToolRequest, text: str) -> Message:
+        return {"role": "tool", "tool_call_id": call.call_id, "content": text}

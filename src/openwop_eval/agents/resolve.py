@@ -26,7 +26,7 @@ def resolve_agent(
     agent: Agent
     if openai is not None and not spec.startswith("openai:"):
         raise AgentSpecError(
-            "the endpoint, API key, tool catalog and prices are for an openai:MODEL agent only"
+            "the endpoint, API, API key, tool catalog and prices are for an openai:MODEL agent only"
         )
     if mcp is not None and not spec.startswith("mcp:"):
         raise AgentSpecError("the MCP transport is for an mcp:COMMAND agent only")

@@ -5,25 +5,19 @@ from __future__ import annotations
 import sys
 from contextlib import ExitStack
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import click
 from rich.console import Console
 from rich.markup import escape
 
 from ..agents import (
-    Agent,
     AgentSpecError,
-    OpenAIAgentOptions,
     absolute_spec,
-    parse_price,
-    resolve_agent,
 )
-from ..agents.mcp import TRANSPORTS, McpOptions
-from ..agents.mcp.upstream import Upstream, UpstreamError, Upstreams
-from ..agents.renames import with_renames
+from ..agents.mcp import TRANSPORTS
+from ..agents.mcp.upstream import UpstreamError
 from ..core import SuiteError
-from ..files.maps import tool_renames
 from ..files.suites import load_suite
 from ..judges import resolve_judge
 from ..reports.model import result_report
@@ -33,11 +27,12 @@ from ..runner.api import run_spec_async
 from ..runner.events import read_jsonl
 from ..runner.fixtures import merge_listings
 from ..runner.ray_executor import RayExecutor
-from ..runner.spec import LiveTool, RunOptions, RunSpec
+from ..runner.spec import RunOptions, RunSpec
 from ..runner.tools import load_live_tools
 from .codes import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_INVALID, EXIT_OK
 from .modes import ModeArgs, checked, mode_options, with_terms
 from .progress import RunProgress
+from .run_agent import AgentEndpoint, agent_of, renamed, with_upstreams
 from .shell import (
     closing_judge,
     consoles,
@@ -67,6 +62,7 @@ from .shell import (
     " (default: $OPENAI_BASE_URL).",
 )
 @click.option("--agent-api-key", metavar="KEY", help="Its API key (default: $OPENAI_API_KEY).")
+@click.option("--agent-api", type=click.Choice(["chat", "responses"]), help="The API it speaks.")
 @click.option(
     "--tool-catalog",
     type=click.Path(dir_okay=False),
@@ -208,6 +204,7 @@ class RunArgs(ModeArgs):
     agent_spec: str | None = None
     agent_base_url: str | None = None
     agent_api_key: str | None = None
+    agent_api: Literal["chat", "responses"] | None = None
     tool_catalog: str | None = None
     tool_map: str | None = None
     prices: tuple[str, ...] = ()
@@ -251,9 +248,9 @@ class RunArgs(ModeArgs):
         )
 
     @property
-    def endpoint(self) -> _AgentEndpoint:
-        return _AgentEndpoint(
-            self.agent_base_url, self.agent_api_key, self.tool_catalog, self.prices
+    def endpoint(self) -> AgentEndpoint:
+        return AgentEndpoint(
+            self.agent_base_url, self.agent_api_key, self.tool_catalog, self.prices, self.agent_api
         )
 
 
@@ -263,8 +260,8 @@ def _spec(err: Console, args: RunArgs, stack: ExitStack) -> RunSpec:
     try:
         loaded = load_suite(args.suite) if args.suite else None
         live = load_live_tools(args.tools_spec) if args.tools_spec else None
-        live = _with_upstreams(live, args.mcp_upstreams, stack)
-        agent = _renamed(_agent(args, live), args.tool_map)
+        live = with_upstreams(live, args.mcp_upstreams, stack)
+        agent = renamed(agent_of(args, live), args.tool_map)
         judge = resolve_judge(
             args.judge_spec, base_url=args.judge_base_url, api_key=args.judge_api_key
         )
@@ -289,70 +286,6 @@ def _spec(err: Console, args: RunArgs, stack: ExitStack) -> RunSpec:
         keep_trials=lists_trials(args.report, args.junit, args.html_path),  # graded once, as run
     )
     return with_terms(err, spec, args)
-
-
-@dataclass(frozen=True)
-class _AgentEndpoint:
-    """The ``run`` flags of an ``openai:MODEL`` agent."""
-
-    base_url: str | None
-    api_key: str | None
-    tool_catalog: str | None
-    prices: tuple[str, ...]
-
-    @property
-    def given(self) -> bool:
-        return any((self.base_url, self.api_key, self.tool_catalog, self.prices))
-
-    def options(self, live: dict[str, LiveTool] | None) -> OpenAIAgentOptions:
-        prices = dict(parse_price(p) for p in self.prices)
-        return OpenAIAgentOptions(self.base_url, self.api_key, self.tool_catalog, prices, live)
-
-
-def _agent(args: RunArgs, live: dict[str, LiveTool] | None) -> Agent | None:
-    """The ``--agent``, if given; the endpoint flags go to an ``openai:MODEL`` agent only,
-    the MCP transport to an ``mcp:COMMAND`` agent, the tool catalog to either."""
-    spec, endpoint = args.agent_spec, args.endpoint
-    if spec is None:
-        if endpoint.given or args.mcp_transport != "http":
-            raise AgentSpecError(
-                "--agent-base-url, --agent-api-key, --tool-catalog and --price need"
-                " --agent openai:MODEL; --mcp-transport needs --agent mcp:COMMAND"
-            )
-        return None
-    if spec.startswith("mcp:"):
-        if endpoint.base_url or endpoint.api_key or endpoint.prices:
-            raise AgentSpecError("--agent-base-url, --agent-api-key and --price need openai:MODEL")
-        mcp = McpOptions(args.mcp_transport, args.tool_catalog, live)
-        return resolve_agent(spec, agent_id=args.agent_id, mcp=mcp)
-    if args.mcp_transport != "http":
-        raise AgentSpecError("--mcp-transport is for an mcp:COMMAND agent")
-    openai = endpoint.options(live) if spec.startswith("openai:") or endpoint.given else None
-    return resolve_agent(spec, agent_id=args.agent_id, threads=args.concurrency, openai=openai)
-
-
-def _renamed(agent: Agent | None, tool_map: str | None) -> Agent | None:
-    """The agent behind the ``--tool-map``'s renames, if one is given."""
-    if tool_map is None:
-        return agent
-    if agent is None:
-        raise AgentSpecError("--tool-map renames the tools of an --agent: give one")
-    return with_renames(agent, tool_renames(tool_map))
-
-
-def _with_upstreams(
-    live: dict[str, LiveTool] | None, specs: tuple[str, ...], stack: ExitStack
-) -> dict[str, LiveTool] | None:
-    """The live tools with those of the ``--mcp-upstream`` servers, connected until the
-    ``stack`` closes; a tool both answer is a usage error."""
-    if not specs:
-        return live
-    upstreams = Upstreams.open([Upstream.parse(spec) for spec in specs])
-    stack.callback(upstreams.close)
-    both = sorted(set(live or {}) & set(upstreams.tools))
-    if both:
-        raise AgentSpecError(f"{both[0]} is both a --tools live tool and an --mcp-upstream's")
-    return {**(live or {}), **upstreams.tools}
 
 
 def _check_usage(err: Console, args: RunArgs) -> None:

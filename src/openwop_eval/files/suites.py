@@ -25,6 +25,7 @@ from ..base import limits
 from ..core import Problem, Suite, SuiteError, check_suite
 from ..core import names as n
 from ..core.problems import Loc, errors_in
+from ..core.tool_refs import ToolSources, check_tool_refs
 from .documents import LineMap, check_values, read_document
 from .schema_errors import model_validator, schema_problems
 
@@ -39,7 +40,10 @@ class LoadedSuite:
 
 
 def _validate(
-    doc: Any, line_of: Callable[[Loc], int | None] | None, values_checked: bool
+    doc: Any,
+    line_of: Callable[[Loc], int | None] | None,
+    values_checked: bool,
+    tools: ToolSources | None = None,
 ) -> list[Problem]:
     problems = list(_over_size_limits(doc))  # shallow and cheap: before any full walk
     if not problems and not values_checked:
@@ -47,6 +51,8 @@ def _validate(
     if not problems:
         problems = [*_over_trial_limits(doc), *schema_problems(_validator(), doc)]
         problems += check_suite(doc)
+        if tools is not None:
+            problems += check_tool_refs(doc, tools)
     if line_of is not None:
         problems = [p.at_line(line_of(p.loc)) for p in problems]
     return sorted(problems, key=lambda p: (p.line or 0, p.path, p.message))
@@ -123,10 +129,14 @@ def parse_suite(doc: Any, source: str | None = None, lines: LineMap | None = Non
 
 
 def _parse(
-    doc: Any, source: str | None, lines: LineMap | None, values_checked: bool
+    doc: Any,
+    source: str | None,
+    lines: LineMap | None,
+    values_checked: bool,
+    tools: ToolSources | None = None,
 ) -> LoadedSuite:
     line_of = lines.line_of if lines else None
-    problems = _validate(doc, line_of, values_checked)
+    problems = _validate(doc, line_of, values_checked, tools)
     if errors_in(problems):
         raise SuiteError(problems, source)
     try:
@@ -144,9 +154,13 @@ def suite_document(suite: Suite) -> dict[str, Any]:
     return suite.model_dump(by_alias=True, exclude_unset=True, mode="json")
 
 
-def load_suite(path: str | Path) -> LoadedSuite:
-    """Read, parse and validate a suite file (``.json``, ``.yaml`` or ``.yml``)."""
+def load_suite(path: str | Path, tools: ToolSources | None = None) -> LoadedSuite:
+    """Read, parse and validate a suite file (``.json``, ``.yaml`` or ``.yml``); given
+    ``tools``, also warn of each trajectory tool they and the fixtures do not provide
+    (:mod:`openwop_eval.core.tool_refs`)."""
     doc, lines, problems = read_document(Path(path))
     if problems:
         raise SuiteError(problems, str(path))
-    return _parse(doc, str(path), lines, values_checked=True)  # read_document checked them
+    return _parse(  # read_document checked the values
+        doc, str(path), lines, values_checked=True, tools=tools
+    )

@@ -1,9 +1,10 @@
-"""One request to an OpenAI-compatible ``/chat/completions`` endpoint, classified for a retry
-loop, and the backoff between attempts: shared by the ``openai:`` judge and agent.
+"""One request to an OpenAI-compatible ``/chat/completions`` (or ``/responses``) endpoint,
+classified for a retry loop, and the backoff between attempts: shared by the ``openai:`` judge
+and agent.
 
 The endpoint is untrusted: a reply is read up to :data:`MAX_RESPONSE_BYTES`, must be a JSON
-chat completion, and every text taken from it for an error message is an excerpt with the API
-key redacted.
+chat completion (or Responses API response), and every text taken from it for an error
+message is an excerpt with the API key redacted.
 """
 
 from __future__ import annotations
@@ -27,6 +28,18 @@ Kind = Literal["ok", "transient", "refused"]
 a body that is not a completion); ``refused`` another status, which retrying would not help."""
 
 Sleep = Callable[[float], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Api:
+    """Where an endpoint's API is (under the base URL) and what a usable 2xx body of it is."""
+
+    path: str
+    noun: str
+    """What one reply is called in messages ("completion")."""
+    what: str
+    accept: Callable[[bytes], dict[str, Any] | None]
+    """The body as a JSON object of the API's shape, or None."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +77,8 @@ class ChatResult:
 
 
 class ChatEndpoint:
-    """POSTs chat completions to ``{base_url}/chat/completions``; never shows the key."""
+    """POSTs chat completions to ``{base_url}/chat/completions`` (or another :class:`Api`'s
+    requests to its path); never shows the key."""
 
     def __init__(
         self,
@@ -74,7 +88,9 @@ class ChatEndpoint:
         timeout: float = 60.0,
         client: httpx.AsyncClient | None = None,
         max_response_bytes: int = MAX_RESPONSE_BYTES,
+        api: Api | None = None,
     ) -> None:
+        self.api = api or CHAT
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
         self.max_response_bytes = max_response_bytes
@@ -84,7 +100,7 @@ class ChatEndpoint:
 
     @property
     def url(self) -> str:
-        return f"{self.base_url}/chat/completions"
+        return f"{self.base_url}/{self.api.path}"
 
     async def post(self, payload: Mapping[str, Any]) -> ChatResult:
         """One attempt, classified; never raises for what the endpoint or network does."""
@@ -109,9 +125,9 @@ class ChatEndpoint:
             return ChatResult("transient", status, None, excerpt, error, _retry_after(response))
         if not 200 <= status < 300:
             return ChatResult("refused", status, excerpt=excerpt, error=f"HTTP {status}")
-        body = _completion(data)
+        body = self.api.accept(data)
         if body is None:
-            error = f"the response is not a chat completion: {excerpt}"
+            error = f"the response is not {self.api.what}: {excerpt}"
             return ChatResult("transient", status, excerpt=excerpt, error=error)
         return ChatResult("ok", status, body, excerpt)
 
@@ -180,6 +196,20 @@ def _completion(data: bytes) -> dict[str, Any] | None:
     except (ValueError, LookupError, TypeError):
         return None
     return body if isinstance(body, dict) and isinstance(message, dict) else None
+
+
+def _response(data: bytes) -> dict[str, Any] | None:
+    """The body as a Responses API response, whose ``output`` is an array, or None."""
+    try:
+        body = json.loads(data)
+    except ValueError:
+        return None
+    ok = isinstance(body, dict) and isinstance(body.get("output"), list)
+    return body if ok else None
+
+
+CHAT = Api("chat/completions", "completion", "a chat completion", _completion)
+RESPONSES = Api("responses", "response", "a Responses API response", _response)
 
 
 def _retry_after(response: httpx.Response) -> float:

@@ -165,7 +165,9 @@ class Catalog:
             if not api_key:
                 raise ValueError(f"api_key_env: ${config.api_key_env} is not set")
         catalog = str(self.config.path(config.tool_catalog)) if config.tool_catalog else None
-        return OpenAIAgentOptions(config.base_url, api_key, catalog, live_tools=live)
+        return OpenAIAgentOptions(
+            config.base_url, api_key, catalog, live_tools=live, api=config.api or "chat"
+        )
 
     def _mcp(self, config: AgentConfig, live: dict[str, LiveTool] | None) -> McpOptions:
         """An ``mcp:COMMAND`` agent's transport and catalog."""

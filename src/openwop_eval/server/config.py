@@ -21,6 +21,7 @@
     base_url = "http://localhost:11434/v1"      # default: $OPENAI_BASE_URL, else OpenAI
     api_key_env = "SUPPORT_MODEL_KEY"           # the variable holding the key, never the key
     tool_catalog = "agents/tools.yaml"          # tool definitions, prices, system prompt
+    api = "responses"                           # the Responses API (default: "chat")
 
     [deployment]                                # the gate on promotions
     required_eval = true
@@ -111,6 +112,8 @@ class AgentConfig(_Strict):
     """``openai:MODEL`` only: the endpoint (default ``$OPENAI_BASE_URL``, else OpenAI)."""
     api_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     """``openai:MODEL`` only: the environment variable that holds the API key."""
+    api: Literal["chat", "responses"] | None = None
+    """``openai:MODEL`` only: the API it speaks (default ``chat``; ``run --agent-api``)."""
     tool_catalog: str | None = None
     """``openai:MODEL`` and ``mcp:COMMAND``: the tool catalog file."""
     tool_map: str | None = None
@@ -151,7 +154,7 @@ class AgentConfig(_Strict):
 
     @model_validator(mode="after")
     def _openai_only(self) -> AgentConfig:
-        given = [k for k in ("base_url", "api_key_env") if getattr(self, k)]
+        given = [k for k in ("base_url", "api_key_env", "api") if getattr(self, k)]
         if self.tool_catalog and not self.agent.startswith("mcp:"):
             given.append("tool_catalog")
         if given and not self.agent.startswith("openai:"):

@@ -4,10 +4,11 @@ Tool spans are recognised in the spellings agents are instrumented with — Open
 GenAI (``gen_ai.operation.name = execute_tool``, ``gen_ai.tool.name``,
 ``gen_ai.tool.call.arguments``/``.result``), OpenInference (``openinference.span.kind =
 TOOL``, ``tool.name``, ``input.value``/``output.value``), the Vercel AI SDK
-(``ai.toolCall.*``) and Google ADK (``gcp.vertex.agent.tool_call_args``/``tool_response``)
-— and ordered by start time. GenAI arguments are opt-in and often absent: they are recovered
-from the ``tool_call`` parts of a chat span's messages with the same call id (and from
-OpenInference's flattened ``llm.output_messages`` tool calls); a call whose arguments cannot
+(``ai.toolCall.*``), Google ADK (``gcp.vertex.agent.tool_call_args``/``tool_response``) and
+Pydantic AI's older format (``tool_arguments``/``tool_response``) — and ordered by start
+time. GenAI arguments are opt-in and often absent: they are recovered from the ``tool_call``
+parts of a chat span's messages with the same call id (and from OpenInference's flattened
+``llm.output_messages`` tool calls); a call whose arguments cannot
 be found is recorded with none, so a step that names arguments fails on it. A tool span whose
 status is an error, or that has an ``error.type``, is a failed call.
 
@@ -53,6 +54,7 @@ _ARGS = (
     "ai.toolCall.input",
     "gcp.vertex.agent.tool_call_args",
     "input.value",
+    "tool_arguments",  # Pydantic AI's instrumentation format 2
 )
 _RESULTS = (
     "gen_ai.tool.call.result",
@@ -60,6 +62,7 @@ _RESULTS = (
     "ai.toolCall.output",
     "gcp.vertex.agent.tool_response",
     "output.value",
+    "tool_response",
 )
 _KIND = "openinference.span.kind"
 _OPERATION = "gen_ai.operation.name"

@@ -38,7 +38,10 @@ def adapt(obj: object) -> FrameworkAgent | None:
     root = type(obj).__module__.partition(".")[0]
     for framework, module in ADAPTERS:
         if root == framework:
-            adapter = importlib.import_module(f"{__name__}.{module}")
+            try:  # a package of the user's may share a framework's name: then it is none
+                adapter = importlib.import_module(f"{__name__}.{module}")
+            except ImportError:
+                return None
             found: FrameworkAgent | None = adapter.adapt(obj)
             if found is not None:
                 return found

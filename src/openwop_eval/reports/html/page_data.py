@@ -3,9 +3,10 @@
 The page's data is the JSON report's members (``reportVersion``, ``runId``, ``suite``,
 ``taskId``, ``trial``, reasons as objects, each trial's recorded content) without the
 summary, and beside them what only a page shows: the verdict in sentences (``why``), the
-tasks that kept the gate shut (``shut``), the figures of the header, and per trial what the
-gate made of it (``gate``) and its calls aligned with the expected trajectory. It carries
-content — outputs, arguments, results, rationales — and is a local artifact.
+tasks that kept the gate shut or lost score to it (``shut``), the figures of the header,
+and per trial what the gate made of it (``gate``) and its calls aligned with the expected
+trajectory. It carries content — outputs, arguments, results, rationales — and is a local
+artifact.
 """
 
 from __future__ import annotations
@@ -65,8 +66,14 @@ def why(report: Report) -> list[str]:
 
 
 def shut(report: Report) -> list[str]:
-    """The tasks that carried the gate shut, those that lost the most to it first."""
-    failing = [t for t in report.tasks if not t.passed or t.gated_score < t.score]
+    """The tasks the header names, those that lost the most to the gate first: when the gate
+    is shut, those that carried it shut (did not pass, or lost score to it); when it is open,
+    only those that lost score to it — a task that did not pass on its answers alone lost
+    nothing to the gate."""
+    if report.passed:
+        failing = [t for t in report.tasks if t.gated_score < t.score]
+    else:
+        failing = [t for t in report.tasks if not t.passed or t.gated_score < t.score]
     failing.sort(key=lambda t: (t.passed, -(t.score - t.gated_score), t.gated_score))
     return [t.task_id for t in failing]
 
@@ -108,6 +115,7 @@ def _trial(task: TaskReport, trial: TrialReport, pass_score: float) -> dict[str,
             "stderr": detail.get("stderr"),
             "output": detail.get("output"),
             "safetyFindings": detail.get("safetyFindings") or [],
+            "transcript": detail.get("transcript"),
         }
     )
     return data

@@ -5,6 +5,7 @@
   "use strict";
   const PAGE = 50;
   const TRIALS = 50;  // trials of one task shown at first; the rest on request
+  const ENTRIES = 500;  // transcript entries shown; a longer transcript is in the JSON report
   const data = JSON.parse(document.getElementById("report-data").textContent);
   const tasks = data.tasks;
   const byId = new Map(tasks.map((t, i) => [t.taskId, i]));
@@ -197,10 +198,46 @@
       }
     } else findings.remove();
     text(node, ".output", json(trial.output));
+    transcriptView(node.querySelector(".transcript"), trial.transcript);
     const measures = [];
     if (trial.costUsd !== null) measures.push("cost $" + trial.costUsd);
     if (trial.latencyMs !== null) measures.push("latency " + Math.round(trial.latencyMs) + " ms");
     text(node, ".measures", measures.join(" · "));
+  }
+
+  // What the agent exchanged with its model, one entry per chat message or Responses item;
+  // any other transcript (an agent's own JSON) as JSON.
+  function transcriptView(holder, transcript) {
+    if (transcript === null || transcript === undefined) { holder.remove(); return; }
+    const entries = Array.isArray(transcript) ? transcript
+      : Array.isArray(transcript.messages) ? transcript.messages
+      : Array.isArray(transcript.items) ? transcript.items : null;
+    const list = holder.querySelector(".exchange");
+    if (entries === null) { list.replaceWith(el("pre", "", json(transcript))); return; }
+    const api = typeof transcript.api === "string" ? " · " + transcript.api + " API" : "";
+    text(holder, "summary", "transcript" + api + " · " + entries.length + " entries");
+    for (const e of entries.slice(0, ENTRIES)) {
+      const [who, said] = entry(e);
+      const li = el("li", "entry");
+      li.appendChild(el("span", "who mono", who));
+      li.appendChild(el("pre", "", said));
+      list.appendChild(li);
+    }
+    if (entries.length > ENTRIES) holder.appendChild(el("p", "empty", (entries.length - ENTRIES) + " more in the JSON report"));
+  }
+
+  function entry(e) {  // [who, what was said]
+    const str = (v) => typeof v === "string" ? v : json(v);
+    if (e === null || typeof e !== "object") return ["", json(e)];
+    if (e.type === "function_call") return ["call " + str(e.call_id), str(e.name) + " " + str(e.arguments)];
+    if (e.type === "function_call_output") return ["result " + str(e.call_id), str(e.output)];
+    const lines = e.content === null || e.content === undefined ? [] : [str(e.content)];
+    for (const c of Array.isArray(e.tool_calls) ? e.tool_calls : []) {
+      const f = c && typeof c.function === "object" && c.function !== null ? c.function : {};
+      lines.push("→ " + str(f.name) + " " + str(f.arguments));
+    }
+    const who = str(e.role || e.type || "") + (e.tool_call_id ? " " + str(e.tool_call_id) : "");
+    return [who, lines.join("\n")];
   }
 
   function callView(c) {

@@ -1,0 +1,121 @@
+"""A Pydantic AI ``Agent`` evaluated unchanged: ``--agent myapp.agents:support``.
+
+Each trial runs the agent itself (``agent.run``) with the task's input as the user's prompt
+and one capability of the adapter's, added to that run alone. It wraps each toolset that runs
+its tools itself (the agent's function tools, its ``FunctionToolset``s, an MCP server's) so a
+call goes to ``tools.call(name, args)`` instead: under the name the model called (a prefix or
+a rename above the toolset included), with the arguments as the framework validated them
+(defaults filled in), the answer being the tool's return. Everything else runs as it would:
+the wrappers around those toolsets (prefix, filter, approval), the model, instructions,
+output type and output tools, validators, retries, and the agent's own capabilities and hooks
+around each call. The agent object is not changed.
+
+A live tool's failure and a miss reach the model as a failed tool call (``ToolFailed``). Not
+routed: the provider's native tools (web search and the like), which the provider runs, and
+deferred calls (an ``ExternalToolset``'s, one that needs approval), which end the run as they
+would. An MCP server of the agent is still connected to list its tools; only its calls are
+routed.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic_ai import capture_run_messages
+from pydantic_ai.agent import AbstractAgent
+from pydantic_ai.capabilities import AbstractCapability, CapabilityOrdering
+from pydantic_ai.exceptions import ToolFailed
+from pydantic_ai.messages import ModelMessagesTypeAdapter
+from pydantic_ai.tools import RunContext
+from pydantic_ai.toolsets import AbstractToolset, WrapperToolset
+from pydantic_ai.toolsets.abstract import ToolsetTool
+
+from ...core import JSON
+from ..base import AgentReply, AsyncTools, ToolCallError, ToolMissError
+from . import FrameworkAgent, shared
+
+
+def adapt(obj: object) -> FrameworkAgent | None:
+    """The Python agent that runs the Pydantic AI agent ``obj``, or ``None`` for anything else."""
+    if not isinstance(obj, AbstractAgent):
+        return None
+    return functools.partial(_run, obj)
+
+
+async def _run(agent: AbstractAgent[Any, Any], task_input: JSON, tools: AsyncTools) -> AgentReply:
+    with capture_run_messages() as messages:
+        try:
+            result = await agent.run(shared.prompt(task_input), capabilities=[_Route(tools)])
+        except Exception as exc:  # the messages so far go to the report with its error
+            shared.attach_transcript(exc, _messages_json(messages))
+            shared.raise_infrastructure(exc)
+            raise
+    transcript: JSON = json.loads(result.all_messages_json())
+    output = shared.output_json(result.output, "the agent's output")
+    return AgentReply(output, transcript=transcript)
+
+
+def _messages_json(messages: list[Any]) -> JSON:
+    return shared.transcript_json(ModelMessagesTypeAdapter.dump_python(messages, mode="json"))
+
+
+_CALLED_AS: ContextVar[str | None] = ContextVar("openwop_eval_pydantic_ai_tool", default=None)
+"""The name the model called the tool being run by, for the toolset that runs it (a prefix
+or a rename above it gives it another)."""
+
+
+@dataclass
+class _Route(AbstractCapability[Any]):
+    """Routes the run's tools, innermost: a capability's own tools (a tool search, say) stay
+    the framework's, and every toolset of the agent's wraps the calls it passes on as it
+    would."""
+
+    tools: AsyncTools
+
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        return None  # never part of an agent spec
+
+    def get_ordering(self) -> CapabilityOrdering:
+        return CapabilityOrdering(position="innermost")
+
+    def get_wrapper_toolset(self, toolset: AbstractToolset[Any]) -> AbstractToolset[Any]:
+        return _Named(toolset.visit_and_replace(lambda leaf: _Routed(leaf, self.tools)))
+
+
+@dataclass
+class _Named(WrapperToolset[Any]):
+    """The run's toolset: notes the name the model called each tool by."""
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> Any:
+        token = _CALLED_AS.set(name)
+        try:
+            return await super().call_tool(name, tool_args, ctx, tool)
+        finally:
+            _CALLED_AS.reset(token)
+
+
+@dataclass
+class _Routed(WrapperToolset[Any]):
+    """A toolset that lists and runs tools itself (functions, an MCP server's), its calls
+    answered by the trial's boundary instead."""
+
+    tools: AsyncTools
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> Any:
+        if tool.tool_def.kind == "external":  # deferred to the agent's caller: the framework's
+            return await super().call_tool(name, tool_args, ctx, tool)
+        called = _CALLED_AS.get() or name
+        args = shared.arguments_json(tool_args, called)
+        try:
+            return await self.tools.call(called, args)
+        except (ToolMissError, ToolCallError) as exc:  # {"error": "…"} to the model
+            raise ToolFailed(str(exc)) from None
