@@ -36,6 +36,7 @@ from pydantic import ValidationError
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ...base.errors import InfrastructureError
 from ...base.jsontext import dumps
 from ...base.limits import MAX_TOOL_ARGS_CHARS
 from ...runtime.loops import run_fast
@@ -66,8 +67,12 @@ _ADDRESSED: contextvars.ContextVar[tuple[TrialTools, str] | None] = contextvars.
 reads it: the SDK asks for a called tool's input schema by name alone."""
 
 
-class McpHubError(RuntimeError):
-    """The hub could not be started."""
+class McpHubError(InfrastructureError):
+    """The hub could not be started: the trial's MCP servers are not there, which is the
+    infrastructure's failure, not the agent's."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, "the MCP server for trials on 127.0.0.1")
 
 
 @dataclass(frozen=True, slots=True)
