@@ -30,6 +30,11 @@ from tests.mcp_servers.refunds import suite
 MODEL_URL = "OPENWOP_TEST_MODEL_URL"
 """Where an agent's module reads its model's endpoint when it is imported."""
 LIVE_TOOLS = Path(__file__).with_name("payments_down.py")
+WRONG_PATHS = [
+    ("skipped-step", "step 1 (crm:lookup-order) was never called"),
+    ("forbidden", "called forbidden tool accounts:delete"),
+]
+"""The refunds cases that take a wrong path, with the reason the run must give."""
 
 
 @contextmanager

@@ -24,6 +24,7 @@ from openwop_eval.agents.frameworks.shared import FrameworkRunError
 from tests.fakes.openai_server import FakeEndpoint
 from tests.frameworks.adapter_runs import (
     LIVE_TOOLS,
+    WRONG_PATHS,
     RecordingPort,
     answer,
     asking,
@@ -94,13 +95,7 @@ def test_the_model_is_offered_each_agents_own_tools(tmp_path: Path, model: FakeE
     ]
 
 
-@pytest.mark.parametrize(
-    ("case", "reason"),
-    [
-        ("skipped-step", "step 1 (crm:lookup-order) was never called"),
-        ("forbidden", "called forbidden tool accounts:delete"),
-    ],
-)
+@pytest.mark.parametrize(("case", "reason"), WRONG_PATHS)
 def test_a_wrong_path_fails_with_the_reason(
     tmp_path: Path, model: FakeEndpoint, case: str, reason: str
 ) -> None:

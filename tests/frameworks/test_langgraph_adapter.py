@@ -26,7 +26,12 @@ from openwop_eval.agents.frameworks import adapt
 from openwop_eval.agents.frameworks.langgraph_agent import graph_input
 from openwop_eval.core import JSON
 from tests.fakes.openai_server import FakeEndpoint
-from tests.frameworks.adapter_runs import LIVE_TOOLS, run_framework_case, scripted_model
+from tests.frameworks.adapter_runs import (
+    LIVE_TOOLS,
+    WRONG_PATHS,
+    run_framework_case,
+    scripted_model,
+)
 from tests.mcp_servers import scripted_model as script
 from tests.mcp_servers.runs import called
 
@@ -83,13 +88,7 @@ def test_the_model_is_offered_the_tools_own_names_descriptions_and_schemas(
         assert seen.body["messages"][0] == {"role": "system", "content": team().PROMPT}
 
 
-@pytest.mark.parametrize(
-    ("case", "reason"),
-    [
-        ("skipped-step", "step 1 (crm:lookup-order) was never called"),
-        ("forbidden", "called forbidden tool accounts:delete"),
-    ],
-)
+@pytest.mark.parametrize(("case", "reason"), WRONG_PATHS)
 def test_a_wrong_path_fails_with_the_reason(
     tmp_path: Path, model: FakeEndpoint, case: str, reason: str
 ) -> None:

@@ -22,7 +22,7 @@ from openwop_eval.agents.mcp.hub import MAX_BODY_BYTES, McpHub
 from openwop_eval.agents.mcp.listing import PERMISSIVE
 from openwop_eval.agents.tool_catalog import ToolSpec
 from openwop_eval.cli.main import main
-from openwop_eval.runner.trial import described
+from openwop_eval.runner.failures import failure
 from tests.mcp_servers.refunds import suite
 from tests.mcp_servers.runs import calls, run_case
 
@@ -157,8 +157,8 @@ def test_an_exception_group_is_told_by_its_leaf() -> None:
         "unhandled errors in a TaskGroup",
         [ExceptionGroup("inner", [FileNotFoundError("./crm_server.py")]), ValueError("x")],
     )
-    assert described(group) == "FileNotFoundError: ./crm_server.py (and 1 more)"
-    assert described(ValueError("plain")) == "ValueError: plain"
+    assert failure(group).error == "FileNotFoundError: ./crm_server.py (and 1 more)"
+    assert failure(ValueError("plain")).error == "ValueError: plain"
 
 
 def test_a_forbidden_tool_no_fixture_answers_is_listed_and_its_call_gated(tmp_path: Path) -> None:

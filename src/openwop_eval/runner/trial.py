@@ -13,7 +13,7 @@ from typing import Any
 
 from ..agents.base import Agent, AgentProtocolError, AgentReply, ToolMissError, TrialContext
 from ..agents.python import AgentStalledError
-from ..base.errors import told, unreachable
+from ..base.errors import InfrastructureError, unreachable
 from ..base.limits import MAX_OUTPUT_CHARS
 from ..core import (
     CompiledTask,
@@ -180,10 +180,10 @@ async def run_trial(setup: TrialSetup) -> PlayedTrial:
     verdicts: tuple[float, ...] | None = None
     judged: tuple[FindingTag, ...] = ()
     if invoked.error is None and reply is not None and task.expected.rubric is not None:
-        verdicts, judged = await _judge(setup, reply, diagnostics)
-        if "endpoint" in diagnostics:  # the judge could not be reached: not the agent's fault
+        verdicts, judged, unreached = await _judge(setup, reply, diagnostics)
+        if unreached is not None:  # the judge could not be reached: not the agent's fault
             invoked = replace(invoked, error=diagnostics["judgeError"], error_kind=INFRA)
-            diagnostics.update(error=invoked.error, errorKind=INFRA)
+            diagnostics.update(error=invoked.error, errorKind=INFRA, endpoint=unreached.endpoint)
     record = TrialRecord(
         task.task_id,
         setup.trial,
@@ -227,12 +227,6 @@ def _started_event(setup: TrialSetup, boundary: ToolBoundary) -> Pending:
             **ext,
         },
     )
-
-
-def described(exc: BaseException) -> str:
-    """An agent's exception as its trial keeps it: an exception group (a task group's, an
-    MCP client's) is described by its first leaf, the cause a person can act on."""
-    return cut(told(exc))
 
 
 async def _invoke(setup: TrialSetup, boundary: ToolBoundary) -> AgentAnswer:
@@ -352,12 +346,13 @@ def _check_reply(reply: Any) -> int:
 
 async def _judge(
     setup: TrialSetup, reply: AgentReply, diagnostics: dict[str, Any]
-) -> tuple[tuple[float, ...] | None, tuple[FindingTag, ...]]:
-    """The judge's ``met`` per criterion (None when judging failed) and its findings."""
+) -> tuple[tuple[float, ...] | None, tuple[FindingTag, ...], InfrastructureError | None]:
+    """The judge's ``met`` per criterion (None when judging failed), its findings, and why
+    it could not be reached (None when it answered, usably or not)."""
     rubric = setup.task.task.expected.rubric or ()
     if setup.judge is None:
         diagnostics["judgeError"] = "no judge was configured for this rubric task"
-        return None, ()
+        return None, (), None
     request = JudgeRequest(
         setup.task.task_id,
         setup.trial,
@@ -376,10 +371,7 @@ async def _judge(
         met = check_verdicts(rubric, verdicts)
     except JudgeProtocolError as exc:
         diagnostics["judgeError"] = str(exc)
-        infra = unreachable(exc)
-        if infra is not None:
-            diagnostics["endpoint"] = infra.endpoint
-        return None, ()
+        return None, (), unreachable(exc)
     diagnostics["verdicts"] = [
         {
             "criterion": c.criterion,
@@ -389,4 +381,4 @@ async def _judge(
         }
         for c, m, v in zip(rubric, met, verdicts, strict=True)
     ]
-    return met, verdict_findings(verdicts)
+    return met, verdict_findings(verdicts), None
