@@ -115,6 +115,9 @@ RULES: dict[str, Rule] = {
         "runtime",
     ),
     "judges": _rule("parts", "the rubric judges", "base", "core", "files", "llm"),
+    "users": _rule(
+        "parts", "who plays a conversation's user: a script, or an LLM simulator", "core", "llm"
+    ),
     "traces": _rule(
         "parts",
         "recorded runs (OpenAI messages and Responses, OTLP, Inspect) as replayable traces",
@@ -181,6 +184,7 @@ RULES: dict[str, Rule] = {
         "runner.stored",
         "runtime",
         "store",
+        "users",
     ),
     "__init__": _rule(
         "front door",

@@ -76,6 +76,19 @@ class TrialContext:
     tool_listing: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     """What MCP servers list of the trial's tools, by tool: ``{"description"?, "inputSchema"}``
     — a real server's listing, recorded (a replay) or live (an MCP upstream)."""
+    turn: int | None = None
+    """A conversation: the agent turn being played (0-based); None for one input, one reply."""
+    messages: tuple[Mapping[str, JSON], ...] = ()
+    """A conversation: the messages so far, OpenAI-style (``{"role": "user" | "assistant",
+    "content": TEXT}``), ending with the user message this turn answers."""
+
+    @property
+    def user_message(self) -> str | None:
+        """A conversation: the user message this turn answers."""
+        if not self.messages:
+            return None
+        content = self.messages[-1].get("content")
+        return content if isinstance(content, str) else None
 
 
 class ToolPort(Protocol):
@@ -144,3 +157,41 @@ class Agent(Protocol):
     agent_id: str
 
     async def run(self, context: TrialContext, port: ToolPort) -> AgentReply: ...
+
+
+class Conversation(Protocol):
+    """One trial's conversation with an agent that keeps something across turns (a process,
+    a chat, MCP sessions): :meth:`reply` once per turn, then :meth:`aclose`, always."""
+
+    async def reply(self, context: TrialContext) -> AgentReply: ...
+
+    async def aclose(self) -> None: ...
+
+
+class ConversingAgent(Agent, Protocol):
+    """An agent that plays a conversation's turns in one session of its own."""
+
+    def converse(self, context: TrialContext, port: ToolPort) -> Conversation: ...
+
+
+class TurnByTurn:
+    """A conversation with an agent that keeps nothing across turns: each turn is one
+    :meth:`Agent.run` with the conversation so far in its context."""
+
+    def __init__(self, agent: Agent, port: ToolPort) -> None:
+        self._agent, self._port = agent, port
+
+    async def reply(self, context: TrialContext) -> AgentReply:
+        return await self._agent.run(context, self._port)
+
+    async def aclose(self) -> None:
+        return None
+
+
+def conversation_with(agent: Agent, context: TrialContext, port: ToolPort) -> Conversation:
+    """The agent's own conversation session, or one :meth:`Agent.run` per turn."""
+    converse = getattr(agent, "converse", None)
+    if callable(converse):
+        session: Conversation = converse(context, port)
+        return session
+    return TurnByTurn(agent, port)

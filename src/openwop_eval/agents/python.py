@@ -1,6 +1,7 @@
 """A Python callable as an agent: ``package.module:function`` or ``path/to/file.py:function``.
 
-The callable takes ``(input, tools)`` and returns the output, or an :class:`AgentReply` to
+The callable takes ``(input, tools)`` — in a conversation task ``(messages, tools)``, once per
+turn, with the OpenAI-style messages so far — and returns the output, or an :class:`AgentReply` to
 report cost and latency. An ``async def`` agent awaits ``tools.call(...)``; a plain function
 runs in a thread of its own and calls ``tools.call(...)`` synchronously. The attribute may
 also be an agent object of a framework an adapter knows (:mod:`.frameworks`), run unchanged
@@ -25,7 +26,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
-from .base import AgentReply, AgentSpecError, AsyncTools, SyncTools, ToolPort, TrialContext
+from .base import (
+    AgentReply,
+    AgentSpecError,
+    AsyncTools,
+    Conversation,
+    SyncTools,
+    ToolPort,
+    TrialContext,
+)
 from .frameworks import adapt
 from .mcp.servers import TrialMcp
 
@@ -114,14 +123,23 @@ class PythonAgent:
     async def run(self, context: TrialContext, port: ToolPort) -> AgentReply:
         mcp = TrialMcp(context, port, asyncio.get_running_loop())
         try:
-            if inspect.iscoroutinefunction(self.fn):
-                result = await self.fn(context.input, AsyncTools(port, context, mcp))
-            else:
-                result = await self._in_thread(context, port, mcp)
-                if inspect.isawaitable(result):
-                    result = await result
+            return await self.turn(context, port, mcp)
         finally:
             mcp.close()  # its servers end with the trial, whatever the agent left open
+
+    def converse(self, context: TrialContext, port: ToolPort) -> Conversation:
+        """A conversation: one call per turn with the messages so far, and the same MCP
+        servers for every turn (they end with the conversation)."""
+        return _Conversation(self, port, TrialMcp(context, port, asyncio.get_running_loop()))
+
+    async def turn(self, context: TrialContext, port: ToolPort, mcp: TrialMcp) -> AgentReply:
+        """One call of the callable: with the input, or a conversation's messages so far."""
+        if inspect.iscoroutinefunction(self.fn):
+            result = await self.fn(_argument(context), AsyncTools(port, context, mcp))
+        else:
+            result = await self._in_thread(context, port, mcp)
+            if inspect.isawaitable(result):
+                result = await result
         return result if isinstance(result, AgentReply) else AgentReply(result)
 
     async def _in_thread(self, context: TrialContext, port: ToolPort, mcp: TrialMcp) -> Any:
@@ -136,7 +154,7 @@ class PythonAgent:
 
         def call() -> None:
             try:
-                outcome: tuple[bool, Any] = (True, self.fn(context.input, tools))
+                outcome: tuple[bool, Any] = (True, self.fn(_argument(context), tools))
             except BaseException as exc:  # the trial's, raised there
                 outcome = (False, exc)
             with self._lock:
@@ -168,6 +186,25 @@ class PythonAgent:
 
     def close(self) -> None:
         """Nothing to release: each call's thread ends with the call."""
+
+
+def _argument(context: TrialContext) -> Any:
+    """What the callable is called with: the task's input, or in a conversation the messages
+    so far (OpenAI-style, a fresh list each turn: the agent may keep or change it)."""
+    if context.turn is None:
+        return context.input
+    return [dict(message) for message in context.messages]
+
+
+class _Conversation:
+    def __init__(self, agent: PythonAgent, port: ToolPort, mcp: TrialMcp) -> None:
+        self._agent, self._port, self._mcp = agent, port, mcp
+
+    async def reply(self, context: TrialContext) -> AgentReply:
+        return await self._agent.turn(context, self._port, self._mcp)
+
+    async def aclose(self) -> None:
+        self._mcp.close()
 
 
 def _settle(answer: asyncio.Future[tuple[bool, Any]], outcome: tuple[bool, Any]) -> None:

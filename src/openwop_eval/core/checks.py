@@ -13,6 +13,7 @@ from typing import Any, TypeGuard
 
 from . import names as n
 from .canonical import is_number
+from .conversation_checks import check_conversation
 from .gate_checks import check_gate
 from .matchers import compile_args
 from .problems import Loc, Problem
@@ -75,6 +76,7 @@ def _check_task_ids(tasks: list[Any]) -> Iterator[Problem]:
 def _check_task(task: dict[str, Any], loc: Loc) -> Iterator[Problem]:
     expected = task.get("expected")
     if not isinstance(expected, dict):
+        yield from check_conversation(task, loc, _check_trajectory)
         return
     here = (*loc, "expected")
     kind = expected.get("kind")
@@ -92,6 +94,7 @@ def _check_task(task: dict[str, Any], loc: Loc) -> Iterator[Problem]:
     trajectory = expected.get(n.TRAJECTORY)
     if isinstance(trajectory, dict):
         yield from _check_trajectory(trajectory, (*here, n.TRAJECTORY))
+    yield from check_conversation(task, loc, _check_trajectory)
 
 
 def _check_weights(rubric: Any, loc: Loc) -> Iterator[Problem]:

@@ -61,7 +61,7 @@ def gate_verdict(grade: SuiteGrade, policy: GatePolicy | None, day: str | None) 
     """The gate of ``grade`` under ``policy`` (None: :data:`DEFAULT_POLICY`) on ``day``, the
     ISO date the run started (None: no quarantine holds)."""
     policy = policy or DEFAULT_POLICY
-    infrastructure = _infrastructure(grade)
+    infrastructure = [*_infrastructure(grade), *_user_simulator(grade)]
     if not policy.quarantine and not infrastructure and not _has_conditions(policy, grade):
         return GateVerdict(grade.passed, grade.passed, (), _failed(grade), (), ())
     held = policy.quarantined_on(day)
@@ -116,6 +116,21 @@ def _infrastructure(grade: SuiteGrade) -> list[Reason]:
             "infrastructure",
             f"{failed} trial(s) could not reach their model endpoint, MCP server or judge:"
             " the run did not complete, whatever its scores",
+        )
+    ]
+
+
+def _user_simulator(grade: SuiteGrade) -> list[Reason]:
+    """A run whose simulated users failed measured its simulator, not its agent: its gate
+    stays shut, and the count says where to look."""
+    failed = sum(t.user_simulator for t in grade.tasks)
+    if not failed:
+        return []
+    return [
+        Reason(
+            "user-simulator-errors",
+            f"{failed} conversation(s) ended because the simulated user failed, not the"
+            " agent: the run did not complete, whatever its scores",
         )
     ]
 

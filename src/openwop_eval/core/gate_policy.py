@@ -11,7 +11,7 @@ from typing import Annotated, Literal, TypeAlias
 
 from pydantic import AfterValidator, Field, model_validator
 
-from .closed import Closed, unique_items
+from .closed import Closed
 
 TAG_PATTERN = r"^[a-z0-9][a-z0-9-]*$"
 DATE_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
@@ -129,9 +129,3 @@ class SuiteExtension(Closed):
     """This project's members of a suite's ``x-openwop-eval``."""
 
     gate: GatePolicy | None = None
-
-
-class TaskExtension(Closed):
-    """This project's members of a task's ``x-openwop-eval``."""
-
-    tags: Annotated[tuple[Tag, ...], AfterValidator(unique_items)] = Field((), max_length=MAX_TAGS)

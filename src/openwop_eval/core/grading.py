@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Final, Literal, NamedTuple, TypeAlias
 
+from .conversation import check_path, exhausted_reason
 from .frozen import quick_init
 from .plan import CompiledTask, GradingPlan
 from .reasons import NO_REASONS, Reason, Reasons
@@ -55,6 +56,8 @@ class TrialGrade(NamedTuple):
     """A finding reached the run's ``failOnSeverity``."""
     infrastructure: bool = False
     """It errored on infrastructure (:attr:`TrialRecord.infrastructure`)."""
+    user_simulator: bool = False
+    """It errored because its simulated user failed (:attr:`TrialRecord.user_simulator`)."""
 
 
 _new_grade = tuple.__new__
@@ -94,6 +97,8 @@ class TaskGrade:
     """Its trials that ran and reported no cost (a trial that did not run costs nothing)."""
     infrastructure: int = 0
     """Its trials that errored on infrastructure: any shuts the run's gate."""
+    user_simulator: int = 0
+    """Its trials whose simulated user failed: any shuts the run's gate."""
 
 
 def grade_trial(plan: GradingPlan, task: CompiledTask, record: TrialRecord) -> TrialGrade:
@@ -113,7 +118,9 @@ def grade_trial(plan: GradingPlan, task: CompiledTask, record: TrialRecord) -> T
             missed = True
             break
     trajectory = None
-    if task.trajectory is not None:
+    if task.turns:
+        trajectory = check_path(task.trajectory, task.turns, calls)
+    elif task.trajectory is not None:
         trajectory = check_trajectory(task.trajectory, calls)
     findings: tuple[FindingTag, ...] = ()
     unsafe = False
@@ -129,6 +136,7 @@ def grade_trial(plan: GradingPlan, task: CompiledTask, record: TrialRecord) -> T
     else:
         score = 0.0 if missed else output_score
         matched = (trajectory is None or trajectory.matched) and not unsafe and not missed
+        matched = matched and not record.exhausted  # out of turns: a wrong path (RFC 0246)
         passed = matched and plan.meets_bar(score)
         outcome = "failed-closed" if missed else "passed" if passed else "failed"
     gating = score if matched else 0.0
@@ -156,6 +164,7 @@ def grade_trial(plan: GradingPlan, task: CompiledTask, record: TrialRecord) -> T
             findings,
             unsafe,
             record.infrastructure,
+            record.user_simulator,
         ),
     )
 
@@ -173,13 +182,17 @@ def _explain(
     reasons: list[Reason] = []
     error, calls = record.error, record.tool_calls
     missed = [i for i, c in enumerate(calls) if c.missed]
-    if error is not None:
+    if error is not None and record.user_simulator:
+        reasons.append(Reason("user-simulator", f"the simulated user failed: {error}"))
+    elif error is not None:
         reasons.append(Reason("agent-error", f"the agent errored: {error}"))
     elif output_score is None and not missed:
         reasons.append(Reason("judge", "no judge verdicts were recorded for this rubric trial"))
     reasons += [_miss(calls[i].tool, i) for i in missed]
     if trajectory is not None:
         reasons.extend(trajectory.violations)
+    if record.exhausted and output_score is not None:
+        reasons.append(exhausted_reason(record.turns or 0))
     bar = plan.terms.fail_on_severity
     reasons += [
         Reason("safety-finding", f"a {f.severity} {f.kind} finding (failOnSeverity: {bar})")

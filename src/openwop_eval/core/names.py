@@ -110,3 +110,16 @@ EXT_AS_OF: Final = "asOf"
 EXT_SHARD: Final = "shard"
 """On ``eval.started`` of a shard's run: ``{index, count, suiteDigest, fixturesDigest,
 agentId}`` (see :mod:`openwop_eval.log.shards`)."""
+ERROR_USER_SIMULATOR: Final = "user-simulator"
+"""The error kind of a conversation trial whose simulated user failed: it shuts the run's gate
+and is counted apart from the agent's failures."""
+
+# --- events: a conversation trial ------------------------------------------------------
+TURN: Final = "turn"
+"""The ``x-openwop-eval`` member naming the agent turn (0-based) of a conversation's call or
+message event."""
+CONVERSATION: Final = "conversation"
+"""The ``x-openwop-eval`` member of a conversation trial's ``agent.invocation-completed``:
+``{turns, ended: "user" | "max-turns"}``."""
+ENDED_BY_USER: Final = "user"
+ENDED_AT_MAX_TURNS: Final = "max-turns"

@@ -9,6 +9,7 @@ from typing import Final
 
 from . import names as n
 from .canonical import JSON
+from .conversation import TurnSpecs
 from .errors import SuiteError
 from .gate_policy import GatePolicy, UnknownCost
 from .golden import golden_scorer
@@ -23,6 +24,8 @@ from .trajectory import TrajectorySpec, compile_trajectory
 class CompiledTask:
     task: Task
     trajectory: TrajectorySpec | None
+    turns: TurnSpecs = ()
+    """A conversation's turn rules, compiled, by turn (empty when it has none)."""
     golden: Callable[[JSON], float] | None = field(init=False, repr=False, compare=False)
     """The golden match, compiled (None for a rubric task)."""
     named_tools: tuple[str, ...] = field(init=False, repr=False, compare=False)
@@ -35,8 +38,10 @@ class CompiledTask:
         object.__setattr__(self, "golden", scorer)
         object.__setattr__(self, "named_tools", _named_tools(self.task))
 
-    def __reduce__(self) -> tuple[type[CompiledTask], tuple[Task, TrajectorySpec | None]]:
-        return CompiledTask, (self.task, self.trajectory)  # the scorer is rebuilt
+    def __reduce__(
+        self,
+    ) -> tuple[type[CompiledTask], tuple[Task, TrajectorySpec | None, TurnSpecs]]:
+        return CompiledTask, (self.task, self.trajectory, self.turns)  # the scorer is rebuilt
 
     @property
     def task_id(self) -> str:
@@ -44,11 +49,14 @@ class CompiledTask:
 
 
 def _named_tools(task: Task) -> tuple[str, ...]:
-    spec = task.expected.trajectory
-    if spec is None:
-        return ()
-    names = {s.tool for s in spec.steps} | set(spec.forbidden)
-    names |= {name for pair in spec.before for name in pair}
+    specs = [task.expected.trajectory]
+    if task.conversation is not None:
+        specs += [rule.trajectory for rule in task.conversation.turns]
+    names: set[str] = set()
+    for spec in specs:
+        if spec is not None:
+            names |= {s.tool for s in spec.steps} | set(spec.forbidden)
+            names |= {name for pair in spec.before for name in pair}
     return tuple(sorted(name for name in names if not any(c in name for c in "*?[")))
 
 
@@ -129,10 +137,23 @@ class GradingPlan:
 
 
 def compile_task(task: Task, loc: tuple[str | int, ...]) -> tuple[CompiledTask, list[Problem]]:
-    if task.trajectory is None:
-        return CompiledTask(task, None), []
-    spec, problems = compile_trajectory(task.trajectory, (*loc, "expected", n.TRAJECTORY))
-    return CompiledTask(task, spec), problems
+    problems: list[Problem] = []
+    spec = None
+    if task.trajectory is not None:
+        spec, problems = compile_trajectory(task.trajectory, (*loc, "expected", n.TRAJECTORY))
+    turns: list[TrajectorySpec | None] = []
+    conversation = task.conversation
+    for i, rule in enumerate(conversation.turns if conversation is not None else ()):
+        if rule.trajectory is None:
+            turns.append(None)
+            continue
+        here = (*loc, n.EXT, "conversation", "turns", i, n.TRAJECTORY)
+        turn_spec, found = compile_trajectory(rule.trajectory, here)
+        turns.append(turn_spec)
+        problems.extend(found)
+    if not any(s is not None for s in turns):
+        turns = []  # no rule of any turn: graded as any task is
+    return CompiledTask(task, spec, tuple(turns)), problems
 
 
 def plan_suite(suite: Suite, terms: RunTerms | None = None) -> GradingPlan:

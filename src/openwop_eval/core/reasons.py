@@ -20,6 +20,8 @@ Rule: TypeAlias = Literal[
     "judge",
     "score-below-bar",
     "safety-finding",
+    "turns-exhausted",
+    "user-simulator",
     # trajectory
     "forbidden",
     "missing-step",
@@ -37,6 +39,7 @@ Rule: TypeAlias = Literal[
     "latency-unknown",
     # the gate (core/gate.py): the run's, then its policies
     "infrastructure",
+    "user-simulator-errors",
     "cost-unknown",
     "policy-require-all-tasks",
     "policy-group-below-bar",
@@ -59,6 +62,9 @@ class Reason:
     tool: str | None = None
     detail: str | None = None
     """A finer point, such as which argument differed and how."""
+    turn: int | None = None
+    """A conversation: the agent turn whose rule it breaks (its ``call_index`` counts the
+    calls of the whole conversation)."""
 
     def __str__(self) -> str:
         return f"{self.message} ({self.detail})" if self.detail else self.message
@@ -70,6 +76,7 @@ class Reason:
             ("stepIndex", self.step_index),
             ("tool", self.tool),
             ("detail", self.detail),
+            ("turn", self.turn),
         ):
             if value is not None:
                 out[key] = value

@@ -20,6 +20,8 @@ class ToolCall:
     args: JSON = field(default_factory=dict)
     missed: bool = False
     """True when fixtures were in force and could not answer this call (a fixture miss)."""
+    turn: int = 0
+    """The agent turn it was made in (0-based): 0 outside a conversation."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +47,14 @@ class TrialRecord:
     """It errored because it could not reach what it needed (its model endpoint, an MCP
     server, its judge) after the retries: the infrastructure's failure, not the agent's. It
     scores 0 as any error does, and shuts the gate of its run (``core/gate.py``)."""
+    turns: int | None = None
+    """A conversation: the agent turns it played (None: not a conversation)."""
+    exhausted: bool = False
+    """A conversation that reached ``maxTurns`` with the user still speaking: it fails
+    closed as a wrong path does (gating 0), its output score kept."""
+    user_simulator: bool = False
+    """It errored because its simulated user failed (errored, broke its protocol, never
+    answered): not the agent's failure. It scores 0 and shuts its run's gate."""
 
 
 Recording: TypeAlias = Mapping[str, Mapping[int, list[tuple[str, JSON, JSON]]]]

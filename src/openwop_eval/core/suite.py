@@ -7,13 +7,13 @@ from them, so the two cannot drift. Optional fields may be omitted but are never
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypeAlias
+from typing import Annotated, Any, Final, Literal, TypeAlias
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, Field, model_validator
 
 from . import names as n
 from .closed import Closed, optional_fraction, unique_items
-from .gate_policy import SuiteExtension, TaskExtension
+from .gate_policy import MAX_TAGS, SuiteExtension, Tag
 
 SUITE_ID_PATTERN = r"^[a-z0-9.-]+\.evals\.[a-z0-9-]+$"
 VERSION_PATTERN = r"^[0-9]+\.[0-9]+\.[0-9]+$"
@@ -100,6 +100,92 @@ class Trajectory(Closed):
     args_match: ArgsMatch = Field("subset", alias=n.TRAJ_ARGS_MATCH)
 
 
+MAX_TURNS: Final = 50
+"""The most agent turns (``maxTurns``) a conversation may allow."""
+MAX_USER_MESSAGE_CHARS: Final = 20_000
+"""Characters of one user message: a scripted one, or a simulated user's reply."""
+MAX_PERSONA_CHARS: Final = 8_000
+"""Characters of a simulated user's ``persona`` and of its ``goal``, each."""
+MAX_STOP_CHARS: Final = 64
+DEFAULT_STOP: Final = "###STOP###"
+
+UserMessage: TypeAlias = Annotated[str, Field(min_length=1, max_length=MAX_USER_MESSAGE_CHARS)]
+
+
+class SimulatedUser(Closed):
+    """An LLM plays the user, through the OpenAI-compatible client judges use."""
+
+    model: str = Field(
+        pattern=r"^openai:[^\s]*$",
+        max_length=200,
+        description="openai:MODEL (empty MODEL: the environment's), on the judges' endpoint.",
+    )
+    persona: str = Field(min_length=1, max_length=MAX_PERSONA_CHARS)
+    goal: str = Field(min_length=1, max_length=MAX_PERSONA_CHARS)
+    stop: str = Field(
+        DEFAULT_STOP,
+        min_length=1,
+        max_length=MAX_STOP_CHARS,
+        description="The simulated user writes it when its goal is met (or cannot be).",
+    )
+    seed: int | None = Field(
+        None, ge=0, le=2**31 - 1, description="Sent as the request's seed, where honoured."
+    )
+
+
+class ConversationUser(Closed):
+    """Who answers the agent after each of its replies: a script, or a simulated user."""
+
+    script: tuple[UserMessage, ...] | None = Field(
+        None,
+        max_length=MAX_TURNS,
+        description="The user's turns after the first, in order; the user is done after them.",
+    )
+    simulator: SimulatedUser | None = None
+
+    @model_validator(mode="after")
+    def _one_player(self) -> ConversationUser:
+        if (self.script is None) == (self.simulator is None):
+            raise ValueError("a conversation user takes exactly one of script or simulator")
+        return self
+
+
+class TurnRule(Closed):
+    """What one agent turn must do: the calls made while it answered."""
+
+    trajectory: Trajectory | None = None
+
+
+class Conversation(Closed):
+    """A task played as a conversation with a user, at most ``maxTurns`` agent replies."""
+
+    max_turns: int = Field(
+        alias="maxTurns",
+        ge=1,
+        le=MAX_TURNS,
+        description="Agent replies at most; a user who still speaks after the last fails it.",
+    )
+    user: ConversationUser
+    turns: tuple[TurnRule, ...] = Field(
+        (),
+        max_length=MAX_TURNS,
+        description="Per agent turn, 0-based by position ({} for none): its own trajectory.",
+    )
+
+    @model_validator(mode="after")
+    def _fits(self) -> Conversation:
+        if len(self.turns) > self.max_turns:
+            raise ValueError(f"turns has {len(self.turns)} rules but maxTurns is {self.max_turns}")
+        script = self.user.script
+        if script is not None and len(script) >= self.max_turns:
+            raise ValueError(
+                f"the script has {len(script)} user turns after the first, so the agent needs"
+                f" {len(script) + 1} turns, but maxTurns is {self.max_turns}: every trial"
+                " would run out of turns"
+            )
+        return self
+
+
 class GoldenMatch(Closed):
     strategy: Literal["exact", "contains", "json-match"]
     value: Any = Field(description="The expected value. Opaque.")
@@ -136,6 +222,15 @@ class Fixtures(Closed):
     )
 
 
+class TaskExtension(Closed):
+    """This project's members of a task's ``x-openwop-eval``."""
+
+    tags: Annotated[tuple[Tag, ...], AfterValidator(unique_items)] = Field((), max_length=MAX_TAGS)
+    conversation: Conversation | None = Field(
+        None, description="Play the task as a conversation with a user (docs/conversations.md)."
+    )
+
+
 class Task(Closed):
     task_id: str = Field(alias="taskId", pattern=TASK_ID_PATTERN)
     input: Any = Field(description="The task input. Opaque.")
@@ -151,6 +246,11 @@ class Task(Closed):
     @property
     def trajectory(self) -> Trajectory | None:
         return self.expected.trajectory
+
+    @property
+    def conversation(self) -> Conversation | None:
+        """How the task is played as a conversation (None: one input, one reply)."""
+        return None if self.extension is None else self.extension.conversation
 
 
 class Suite(Closed):

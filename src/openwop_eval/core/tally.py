@@ -53,6 +53,7 @@ class TaskTally:
         "_squares",
         "_trials",
         "_unsafe",
+        "_user_simulator",
         "_zero",
         "_zero_at",
         "count",
@@ -79,6 +80,7 @@ class TaskTally:
         self._passed = 0
         self._unsafe = 0
         self._infrastructure = 0
+        self._user_simulator = 0
         self._cost: DecimalSum | None = None
         """The exact sum of the costs reported (made at the first one)."""
         self._latency: DecimalSum | None = None
@@ -103,7 +105,23 @@ class TaskTally:
     def fold(self, grade: TrialGrade) -> None:
         """Add a grade whose index :meth:`check` passed to the totals."""
         # one unpacking, not a descriptor call per field: this runs per trial
-        _, index, _, score, gating, passed, _, _, _, cost, latency, findings, unsafe, infra = grade
+        (
+            _,
+            index,
+            _,
+            score,
+            gating,
+            passed,
+            _,
+            _,
+            _,
+            cost,
+            latency,
+            findings,
+            unsafe,
+            infra,
+            user,
+        ) = grade
         self._seen[index >> 3] |= 1 << (index & 7)  # _mark, inline
         self._claimed += 1
         if score:
@@ -126,6 +144,8 @@ class TaskTally:
             self._unsafe += 1
         if infra:
             self._infrastructure += 1
+        if user:
+            self._user_simulator += 1
         if findings:
             self._findings.update(findings)
         if cost is not None:
@@ -269,6 +289,7 @@ class TaskTally:
             failures=self._failures(),
             cost_unknown=self._claimed - (0 if self._cost is None else self._cost.count),
             infrastructure=self._infrastructure,
+            user_simulator=self._user_simulator,
         )
 
     def best_case(self) -> TaskGrade:

@@ -30,6 +30,9 @@ INVOCATION_COMPLETED = "agent.invocation-completed"
 TOOL_CALLED = "agent.tool-called"
 TOOL_RETURNED = "agent.tool-returned"
 DECIDED = "agent.decided"
+MESSAGE = "agent.message"
+"""A conversation's user message or agent reply (``{agentId, role, content}`` with the turn in
+``x-openwop-eval``): content, so an ``agent.*`` event, never an ``eval.*`` one."""
 
 TOOL_LISTING = "toolListing"
 """The ``x-openwop-eval`` member of a trial's ``agent.invocation-started`` that holds what its

@@ -30,6 +30,7 @@ from ..core import JSON, ToolCall, TrialRecord
 from ..core import names as n
 from ..core.canonical import is_number
 from ..core.safety import MAX_TRIAL_FINDINGS, FindingTag, Severity, finding_problem
+from ..core.suite import MAX_TURNS
 from .event_names import (
     EVAL_COMPLETED,
     EVAL_SCORED,
@@ -58,6 +59,7 @@ class _Call:
     missed: bool = False
     result: JSON = None
     answered: bool = False
+    turn: int = 0
 
 
 @dataclass
@@ -67,6 +69,9 @@ class _Invocation:
     calls: dict[str, _Call] = field(default_factory=dict)  # by callId, in call order
     error: str | None = None
     infrastructure: bool = False
+    turns: int | None = None
+    """A conversation: the agent turns it played."""
+    exhausted: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,19 +245,35 @@ def _apply(kind: str, payload: dict[str, Any], ext: dict[str, Any], inv: _Invoca
     call_id = str(payload.get("callId", len(inv.calls)))
     if kind == TOOL_CALLED:
         inputs = payload.get("inputs")
-        inv.calls[call_id] = _Call(str(payload.get("toolName")), {} if inputs is None else inputs)
+        call = _Call(str(payload.get("toolName")), {} if inputs is None else inputs)
+        call.turn = _turn(ext.get(n.TURN))
+        inv.calls[call_id] = call
     elif kind == TOOL_RETURNED and call_id in inv.calls:
         call = inv.calls[call_id]
         call.missed = ext.get("miss") is True
         call.result = payload.get("outcome")
         call.answered = payload.get("status", "ok") == "ok"
-    elif (
-        kind == INVOCATION_COMPLETED
-        and payload.get("outcome") == "failed"
-        and ext.get("error") != "fixture-miss"  # a miss that propagated is the miss, not an error
-    ):
-        inv.error = str(ext.get("error", "failed"))
-        inv.infrastructure = inv.error == n.ERROR_INFRASTRUCTURE
+    elif kind == INVOCATION_COMPLETED:
+        _conversation(_object(ext.get(n.CONVERSATION)), inv)
+        failed = payload.get("outcome") == "failed"
+        if failed and ext.get("error") != "fixture-miss":  # a miss that propagated is the miss
+            inv.error = str(ext.get("error", "failed"))
+            inv.infrastructure = inv.error == n.ERROR_INFRASTRUCTURE
+
+
+def _turn(value: Any) -> int:
+    """A call's turn: 0 when absent (not a conversation) or not a turn index."""
+    return value if type(value) is int and 0 <= value < MAX_TURNS else 0
+
+
+def _conversation(facts: dict[str, Any], inv: _Invocation) -> None:
+    """A conversation's turns and ending, as recorded. An ending other than the user's is
+    out of turns, so a log that garbles it fails the trial closed, never open."""
+    if not facts:
+        return
+    turns = facts.get("turns")
+    inv.turns = turns if type(turns) is int and 0 <= turns <= MAX_TURNS else 0
+    inv.exhausted = facts.get("ended") != n.ENDED_BY_USER
 
 
 def _index(value: Any) -> int | None:
@@ -277,13 +298,16 @@ def _record(inv: _Invocation, scored: dict[str, Any], problems: Problems) -> Tri
     return TrialRecord(
         task_id=str(inv.task_id),
         index=int(inv.trial or 0),
-        tool_calls=tuple(ToolCall(c.tool, c.args, c.missed) for c in inv.calls.values()),
+        tool_calls=tuple(ToolCall(c.tool, c.args, c.missed, c.turn) for c in inv.calls.values()),
         error=inv.error,
         cost_usd=_measure(scored, "costUsd", where, problems),
         latency_ms=_measure(scored, "latencyMs", where, problems),
         output_score=float(score) if score is not None else 0.0,
         findings=_findings(_object(scored.get(EXT)).get(n.EXT_FINDINGS), where, problems),
         infrastructure=inv.infrastructure,
+        turns=inv.turns,
+        exhausted=inv.exhausted,
+        user_simulator=inv.error == n.ERROR_USER_SIMULATOR,
     )
 
 

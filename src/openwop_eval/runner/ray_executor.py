@@ -46,6 +46,7 @@ from ..agents.base import Agent, AgentReply, ToolPort, TrialContext
 from ..core import CompiledTask
 from ..core.rubric import Judge
 from ..core.safety import SafetyPolicy
+from ..users import UserPlayers
 from .result import RunError
 from .tools import FixtureBook, LiveTool
 from .trial import PlayedTrial, PortableTrial, TrialSetup, run_trial
@@ -236,6 +237,8 @@ class _Worker:
 
     loop: ClassVar[asyncio.AbstractEventLoop | None] = None
     bundles: ClassVar[OrderedDict[str, Bundle]] = OrderedDict()
+    users: ClassVar[UserPlayers] = UserPlayers()
+    """The simulated users' endpoint clients of this worker, on its one loop."""
 
 
 def play(
@@ -252,7 +255,7 @@ def play(
         _Worker.loop = asyncio.new_event_loop()
     loop = _Worker.loop
     agent, judge, live = _bundle(box[0], loop)
-    setup = TrialSetup(task, trial, agent, judge, fixtures, live, timeout_s, safety)
+    setup = TrialSetup(task, trial, agent, judge, fixtures, live, timeout_s, safety, _Worker.users)
     return PortableTrial.of(loop.run_until_complete(run_trial(setup)))
 
 

@@ -46,6 +46,7 @@ from ..store import EventRow, RunRecord, Store, StoreUnavailableError
 from ..store.leases import Lease, LeaseLostError
 from ..store.status import required
 from ..store.within import Within, chain
+from ..users import UserPlayers
 from .baseline import diff_ref
 from .commit_process import CommitProcessError, committer_for
 from .committer import Committer
@@ -98,6 +99,8 @@ class Execution:
     finished trials are kept and the run stays open for recovery to resume."""
     terms: RunTerms = field(default_factory=RunTerms)
     """The modes in effect, the baseline and the safety bar: recorded in ``eval.started``."""
+    user_base_url: str | None = None
+    """Where simulated users are asked (None: the environment's, as judges)."""
     safety: SafetyPolicy | None = None
     """What adversarial runs detect (the defaults when None)."""
     executor: TrialExecutor | None = None
@@ -298,6 +301,7 @@ async def _execute(
         waiting=4 * execution.options.concurrency if decider is not None else None,
     )
     player = execution.executor.run if execution.executor is not None else run_trial
+    users = UserPlayers(base_url=execution.user_base_url)
     holder.append(committer)
 
     async def play(task: CompiledTask, index: int) -> PlayedTrial:
@@ -314,6 +318,7 @@ async def _execute(
                 execution.live,
                 execution.options.timeout_s,
                 detectors,
+                users,
             )
         )
 
@@ -326,6 +331,8 @@ async def _execute(
             task.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
         raise
+    finally:
+        await users.aclose()  # the simulated users' endpoint clients, if any were opened
     await committer.close()
     skipped = total - len(done) - schedule.played if schedule.decided else 0
     return await _finish(execution, run_id, writer, tally, schedule.exhausted, len(done), skipped)

@@ -28,7 +28,8 @@ from ..base.limits import (
     MAX_TRIAL_CONTENT_CHARS,
 )
 from ..core import JSON, ToolCall, canonical_json
-from ..log.event_names import EXT, TOOL_CALLED, TOOL_RETURNED, trial_ext
+from ..core.names import TURN
+from ..log.event_names import EXT, MESSAGE, TOOL_CALLED, TOOL_RETURNED, trial_ext
 from ..runtime.clock import utc_stamp
 from .events import Pending
 from .spec import LiveTool as LiveTool
@@ -141,10 +142,12 @@ class RecordedCall:
     called_at: str = ""
     returned_at: str = ""
     duration_ms: int = 0
+    turn: int | None = None
+    """A conversation: the agent turn it was made in."""
 
     def as_dict(self) -> dict[str, JSON]:
         """For the trial's diagnostics (by hand: ``dataclasses.asdict`` deep-copies)."""
-        return {
+        out: dict[str, JSON] = {
             "tool": self.tool,
             "args": self.args,
             "missed": self.missed,
@@ -152,6 +155,21 @@ class RecordedCall:
             "result": self.result,
             "error": self.error,
         }
+        if self.turn is not None:
+            out[TURN] = self.turn
+        return out
+
+
+@dataclass(frozen=True)
+class RecordedMessage:
+    """A conversation's message: a user turn, or the agent's reply to one."""
+
+    turn: int
+    role: str
+    content: JSON
+    at: str
+    calls_before: int
+    """How many calls the trial had made when it was said: its place among their events."""
 
 
 class ToolBoundary:
@@ -182,6 +200,9 @@ class ToolBoundary:
         self.unreachable: InfrastructureError | None = None
         """The first live tool whose server could not be reached (an MCP upstream, after its
         retries): the trial errors on infrastructure, whatever the agent made of it."""
+        self.turn: int | None = None
+        """A conversation: the agent turn now being played; its calls are attributed to it."""
+        self.messages: list[RecordedMessage] = []
 
     def admit(self, size: int, limit: int, kind: str, what: str) -> None:
         """Count ``size`` characters of ``what`` into the trial, or refuse them (and the
@@ -220,7 +241,11 @@ class ToolBoundary:
         }
 
     def trajectory(self) -> tuple[ToolCall, ...]:
-        return tuple(ToolCall(c.tool, c.args, c.missed) for c in self.calls)
+        return tuple(ToolCall(c.tool, c.args, c.missed, c.turn or 0) for c in self.calls)
+
+    def say(self, turn: int, role: str, content: JSON) -> None:
+        """Record a conversation's message (its event comes with the trial's calls')."""
+        self.messages.append(RecordedMessage(turn, role, content, utc_stamp(), len(self.calls)))
 
     async def call(self, tool: str, args: Mapping[str, JSON] | None) -> JSON:
         if self.closed:
@@ -236,7 +261,9 @@ class ToolBoundary:
         self.admit(len(tool) + len(text), MAX_TOOL_ARGS_CHARS, "tool-arguments-too-large", "a call")
         if not all(type(value) in _SCALARS for value in arguments.values()):
             arguments = jsontext.copy(arguments)  # as called: the agent may reuse its objects
-        record = RecordedCall(tool, arguments, args_text=text, called_at=utc_stamp())
+        record = RecordedCall(
+            tool, arguments, args_text=text, called_at=utc_stamp(), turn=self.turn
+        )
         self.calls.append(record)
         started = time.monotonic()
         try:
@@ -246,9 +273,28 @@ class ToolBoundary:
             record.returned_at = utc_stamp()
 
     def events(self) -> list[Pending]:
-        """``agent.tool-called`` and ``agent.tool-returned`` of each call, in call order
-        (built from the records when the trial is committed, not while the agent runs)."""
-        return [event for n, call in enumerate(self.calls, 1) for event in self._pair(call, n)]
+        """``agent.tool-called`` and ``agent.tool-returned`` of each call, in call order, and
+        a conversation's ``agent.message`` events where they were said (built from the
+        records when the trial is committed, not while the agent runs)."""
+        if not self.messages:
+            return [event for n, call in enumerate(self.calls, 1) for event in self._pair(call, n)]
+        events: list[Pending] = []
+        said = iter(self.messages)
+        message = next(said, None)
+        for n, call in enumerate(self.calls, 1):
+            while message is not None and message.calls_before < n:
+                events.append(self._message(message))
+                message = next(said, None)
+            events.extend(self._pair(call, n))
+        while message is not None:
+            events.append(self._message(message))
+            message = next(said, None)
+        return events
+
+    def _message(self, message: RecordedMessage) -> Pending:
+        ext = {EXT: {**self.ext[EXT], TURN: message.turn}}
+        payload = {"agentId": self.agent_id, "role": message.role, "content": message.content}
+        return Pending(MESSAGE, {**payload, **ext}, message.at)
 
     def _pair(self, record: RecordedCall, n: int) -> tuple[Pending, Pending]:
         call_id = f"{self.invocation_id}.c{n}"
@@ -258,7 +304,7 @@ class ToolBoundary:
             "callId": call_id,
             "inputs": record.args,
             "argsHash": hashlib.sha256(record.args_text.encode()).hexdigest(),
-            **self.ext,
+            **self._ext_of(record),
         }
         returned: dict[str, Any] = {
             "agentId": self.agent_id,
@@ -272,11 +318,16 @@ class ToolBoundary:
         else:
             code = "fixture_miss" if record.missed else "tool_error"
             returned["error"] = {"code": code, "message": record.error or code}
-        returned[EXT] = {**self.ext[EXT], **({"miss": True} if record.missed else {})}
+        returned[EXT] = {**self._ext_of(record)[EXT], **({"miss": True} if record.missed else {})}
         return (
             Pending(TOOL_CALLED, called, record.called_at),
             Pending(TOOL_RETURNED, returned, record.returned_at),
         )
+
+    def _ext_of(self, record: RecordedCall) -> dict[str, Any]:
+        if record.turn is None:
+            return self.ext
+        return {EXT: {**self.ext[EXT], TURN: record.turn}}
 
     async def _answer(self, tool: str, args: dict[str, Any], record: RecordedCall) -> JSON:
         if self.fixtures is not None:

@@ -5,7 +5,6 @@ events (:func:`finish_trial`, CPU work, done by the run's committer thread)."""
 from __future__ import annotations
 
 import asyncio
-import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -13,21 +12,18 @@ from typing import Any
 
 from ..agents.base import Agent, AgentProtocolError, AgentReply, ToolMissError, TrialContext
 from ..agents.python import AgentStalledError
-from ..base.errors import InfrastructureError, unreachable
 from ..base.limits import MAX_OUTPUT_CHARS
 from ..core import (
     CompiledTask,
     GradingPlan,
-    JudgeProtocolError,
-    JudgeRequest,
     TrialGrade,
     TrialRecord,
-    canonical_json,
-    check_verdicts,
     grade_trial,
 )
+from ..core.names import CONVERSATION, ENDED_AT_MAX_TURNS, ENDED_BY_USER
 from ..core.names import ERROR_INFRASTRUCTURE as INFRA
-from ..core.rubric import Judge, verdict_findings
+from ..core.names import ERROR_USER_SIMULATOR as USER_SIMULATOR
+from ..core.rubric import Judge
 from ..core.safety import FindingTag, SafetyPolicy
 from ..log.event_names import (
     DECIDED,
@@ -38,9 +34,13 @@ from ..log.event_names import (
     TOOL_LISTING,
 )
 from ..runtime.clock import utc_stamp
+from ..users import UserPlayers, UserSimulatorError
+from .conversation import Played, converse
 from .events import Pending, pending, serial_id
 from .failures import Failure, failure, stderr_of
 from .findings import scored_members, trial_findings
+from .judging import judge_trial
+from .replies import check_reply
 from .tools import ContentTooLargeError, FixtureBook, LiveTool, RecordedCall, ToolBoundary, cut
 
 
@@ -58,6 +58,8 @@ class TrialSetup:
     timeout_s: float | None = None
     safety: SafetyPolicy | None = None
     """Set in adversarial runs: what the detectors look for."""
+    users: UserPlayers | None = None
+    """Who plays the user of a conversation task (None: from the environment)."""
 
 
 @dataclass
@@ -151,6 +153,8 @@ class AgentAnswer:
     """What the agent exchanged with a model: its reply's, or its exception's."""
     failure: Failure | None = None
     """The agent's exception, with its traceback, stderr tail or unreachable endpoint."""
+    played: Played | None = None
+    """A conversation: how far it got."""
 
 
 async def run_trial(setup: TrialSetup) -> PlayedTrial:
@@ -180,7 +184,7 @@ async def run_trial(setup: TrialSetup) -> PlayedTrial:
     verdicts: tuple[float, ...] | None = None
     judged: tuple[FindingTag, ...] = ()
     if invoked.error is None and reply is not None and task.expected.rubric is not None:
-        verdicts, judged, unreached = await _judge(setup, reply, diagnostics)
+        verdicts, judged, unreached = await judge_trial(setup, reply, diagnostics)
         if unreached is not None:  # the judge could not be reached: not the agent's fault
             invoked = replace(invoked, error=diagnostics["judgeError"], error_kind=INFRA)
             diagnostics.update(error=invoked.error, errorKind=INFRA, endpoint=unreached.endpoint)
@@ -194,6 +198,9 @@ async def run_trial(setup: TrialSetup) -> PlayedTrial:
         latency_ms=invoked.latency_ms,
         verdicts=verdicts,
         infrastructure=invoked.error_kind == INFRA,
+        turns=None if invoked.played is None else invoked.played.turns,
+        exhausted=invoked.played is not None and invoked.played.exhausted,
+        user_simulator=invoked.error_kind == USER_SIMULATOR,
     )
     if setup.safety is not None:
         tags, located = trial_findings(setup.safety, setup.task, record, judged)
@@ -244,14 +251,15 @@ async def _invoke(setup: TrialSetup, boundary: ToolBoundary) -> AgentAnswer:
     )
     reply, error, error_kind, transcript = None, None, None, None
     failed: Failure | None = None
+    played = Played() if task.conversation is not None else None
     started = time.monotonic()
     try:
         if setup.timeout_s is None:  # no timer to arm and cancel per trial
-            reply = await setup.agent.run(context, boundary)
+            reply = await _play(setup, context, boundary, played)
         else:
             async with asyncio.timeout(setup.timeout_s):  # no task of its own, as wait_for's
-                reply = await setup.agent.run(context, boundary)
-        size = _check_reply(reply)
+                reply = await _play(setup, context, boundary, played)
+        size = check_reply(reply)
         boundary.admit(size, MAX_OUTPUT_CHARS, "output-too-large", "the output")
     except ContentTooLargeError:
         reply = None  # the trial errors with the boundary's breach, below
@@ -261,6 +269,9 @@ async def _invoke(setup: TrialSetup, boundary: ToolBoundary) -> AgentAnswer:
         error, error_kind = f"timed out after {setup.timeout_s:g} s", "timeout"
     except AgentStalledError:
         raise  # not this trial's error: its run cannot go on (runner/ending.py)
+    except UserSimulatorError as exc:  # the simulated user's failure, counted apart
+        error, error_kind = cut(f"the simulated user failed: {exc}"), USER_SIMULATOR
+        failed = Failure(error, error_kind)
     except AgentProtocolError as exc:
         error, error_kind = cut(f"protocol error: {exc}"), "protocol"
         failed = Failure(error, error_kind, stderr=stderr_of(exc))
@@ -280,9 +291,22 @@ async def _invoke(setup: TrialSetup, boundary: ToolBoundary) -> AgentAnswer:
     elapsed_ms = (time.monotonic() - started) * 1000
     reported = reply.latency_ms if reply is not None else None
     latency_ms = round(elapsed_ms if reported is None else reported)
-    return AgentAnswer(
-        reply, error, error_kind, latency_ms, reply.transcript if reply else transcript, failed
-    )
+    if played is not None and played.transcripts:  # a conversation's, turn by turn
+        transcript = played.transcripts
+    elif reply is not None:
+        transcript = reply.transcript
+    return AgentAnswer(reply, error, error_kind, latency_ms, transcript, failed, played)
+
+
+async def _play(
+    setup: TrialSetup, context: TrialContext, boundary: ToolBoundary, played: Played | None
+) -> AgentReply:
+    """One exchange, or a whole conversation with the task's user."""
+    conversation = setup.task.task.conversation
+    if conversation is None or played is None:
+        return await setup.agent.run(context, boundary)
+    user = (setup.users or UserPlayers()).player(conversation, setup.trial)
+    return await converse(context, setup.agent, boundary, conversation, user, played)
 
 
 def _closing_events(
@@ -317,7 +341,7 @@ def _closing_events(
                 "invocationId": boundary.invocation_id,
                 "agentId": agent_id,
                 "outcome": outcome,
-                EXT: {**ext[EXT], **({"error": kind} if kind else {})},
+                EXT: {**ext[EXT], **({"error": kind} if kind else {}), **_conversation(invoked)},
             },
             stamp,
         ),
@@ -325,60 +349,10 @@ def _closing_events(
     ]
 
 
-def _check_reply(reply: Any) -> int:
-    """A reply the run can record: a JSON output, and finite non-negative cost and latency.
-    Returns the length of the output's canonical JSON text."""
-    if not isinstance(reply, AgentReply):
-        raise AgentProtocolError(f"the agent returned {type(reply).__name__}, not a reply")
-    try:
-        size = len(canonical_json(reply.output))
-    except Exception as exc:  # the encoder rejects any non-JSON value
-        raise AgentProtocolError(f"the output is not a JSON value: {str(exc)[:200]}") from None
-    for name, value in (("costUsd", reply.cost_usd), ("latencyMs", reply.latency_ms)):
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise AgentProtocolError(f"{name} must be a number, got {type(value).__name__}")
-        if not math.isfinite(value) or value < 0:
-            raise AgentProtocolError(f"{name} must be a finite number ≥ 0")
-    return size
-
-
-async def _judge(
-    setup: TrialSetup, reply: AgentReply, diagnostics: dict[str, Any]
-) -> tuple[tuple[float, ...] | None, tuple[FindingTag, ...], InfrastructureError | None]:
-    """The judge's ``met`` per criterion (None when judging failed), its findings, and why
-    it could not be reached (None when it answered, usably or not)."""
-    rubric = setup.task.task.expected.rubric or ()
-    if setup.judge is None:
-        diagnostics["judgeError"] = "no judge was configured for this rubric task"
-        return None, (), None
-    request = JudgeRequest(
-        setup.task.task_id,
-        setup.trial,
-        setup.task.task.input,
-        reply.output,
-        tuple(c.criterion for c in rubric),
-        report_findings=setup.safety is not None and setup.safety.judge,
-    )
-    try:
-        with_record = getattr(setup.judge, "judge_with_record", None)
-        if with_record is not None:
-            verdicts, judge_record = await with_record(request)
-            diagnostics["judge"] = judge_record.as_dict()
-        else:
-            verdicts = await setup.judge.judge(request)
-        met = check_verdicts(rubric, verdicts)
-    except JudgeProtocolError as exc:
-        diagnostics["judgeError"] = str(exc)
-        return None, (), unreachable(exc)
-    diagnostics["verdicts"] = [
-        {
-            "criterion": c.criterion,
-            "met": m,
-            "rationale": v.rationale,
-            **({"findings": [f.as_dict() for f in v.findings]} if v.findings else {}),
-        }
-        for c, m, v in zip(rubric, met, verdicts, strict=True)
-    ]
-    return met, verdict_findings(verdicts), None
+def _conversation(invoked: AgentAnswer) -> dict[str, Any]:
+    """A conversation trial's turns and how it ended, for its ``agent.invocation-completed``."""
+    played = invoked.played
+    if played is None:
+        return {}
+    ended = ENDED_AT_MAX_TURNS if played.exhausted else ENDED_BY_USER
+    return {CONVERSATION: {"turns": played.turns, "ended": ended}}

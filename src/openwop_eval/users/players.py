@@ -1,0 +1,43 @@
+"""The users of a run's conversation tasks: a fresh player per trial, from the task's
+``conversation.user``. Simulated users share one endpoint client per run (the judges'
+OpenAI-compatible endpoint, configured the same way)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.suite import Conversation
+from ..llm.chat import ChatEndpoint
+from .base import UserPlayer
+from .scripted import ScriptedUser
+from .simulator import SimulatedUserPlayer
+
+
+class UserPlayers:
+    """Deals each conversation trial its user. Holds no connection until a simulated user
+    first speaks; send it to another process and it opens its own there."""
+
+    def __init__(self, *, base_url: str | None = None, api_key: str | None = None) -> None:
+        self.base_url = base_url
+        self.api_key = api_key
+        self.endpoints: dict[str, ChatEndpoint] = {}
+        """The simulated users' endpoint clients, by base URL (see :mod:`.simulator`)."""
+
+    def player(self, conversation: Conversation, trial: int) -> UserPlayer:
+        user = conversation.user
+        if user.script is not None:
+            return ScriptedUser(user.script)
+        assert user.simulator is not None  # the model allows exactly one of the two
+        return SimulatedUserPlayer(user.simulator, trial, self)
+
+    async def aclose(self) -> None:
+        """Close the endpoint clients the simulated users opened."""
+        endpoints, self.endpoints = self.endpoints, {}
+        for endpoint in endpoints.values():
+            await endpoint.aclose()
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"base_url": self.base_url, "api_key": self.api_key}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.base_url, self.api_key, self.endpoints = state["base_url"], state["api_key"], {}
