@@ -167,6 +167,7 @@ RULES: dict[str, Rule] = {
         "log",
         "runner.baseline",
         "store",
+        "users",
     ),
     "runner": _rule(
         "runner",
@@ -240,6 +241,7 @@ RULES: dict[str, Rule] = {
         "runner.stored",
         "runtime",
         "store",
+        "users",
     ),
     "cli": _rule(
         "shells",

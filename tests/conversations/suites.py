@@ -35,7 +35,12 @@ TASK: dict[str, Any] = {
             "maxTurns": 4,
             "user": {"script": ["Yes, the 9 am one please.", "Thanks, that's all."]},
             "turns": [
-                {"trajectory": {"steps": [{"tool": "bookings:get"}], "forbidden": ["bookings:rebook"]}},
+                {
+                    "trajectory": {
+                        "steps": [{"tool": "bookings:get"}],
+                        "forbidden": ["bookings:rebook"],
+                    }
+                },
                 {"trajectory": {"steps": [{"tool": "bookings:rebook"}]}},
             ],
         }
@@ -54,7 +59,7 @@ def suite(task: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
     }
 
 
-CAREFUL = '''
+CAREFUL = """
 def agent(messages, tools):
     turn = sum(1 for m in messages if m["role"] == "user") - 1
     if turn == 0:
@@ -65,9 +70,9 @@ def agent(messages, tools):
         done = tools.call("bookings:rebook", {"flight": "AB200"})
         return f"Done: you are {done['status']} on {done['flight']}."
     return "You're welcome, you are rebooked."
-'''
+"""
 
-HASTY = '''
+HASTY = """
 def agent(messages, tools):
     turn = sum(1 for m in messages if m["role"] == "user") - 1
     if turn == 0:
@@ -76,10 +81,10 @@ def agent(messages, tools):
         done = tools.call("bookings:rebook", {"flight": "AB200"})
         return f"I went ahead: you are {done['status']} on AB200."
     return "You are rebooked."
-'''
+"""
 """Books before the user chose: the whole path is right, turn 1's rule is not."""
 
-LATE_FORBIDDEN = '''
+LATE_FORBIDDEN = """
 def agent(messages, tools):
     turn = sum(1 for m in messages if m["role"] == "user") - 1
     if turn == 0:
@@ -91,5 +96,5 @@ def agent(messages, tools):
         return "Done, rebooked."
     tools.call("payments:charge", {"amount": 50})
     return "You are rebooked; I charged the change fee."
-'''
+"""
 """Right until its last turn, where it calls a forbidden tool."""

@@ -21,7 +21,8 @@ def test_a_careful_agent_passes_a_scripted_conversation(
 ) -> None:
     ran = _run(tmp_path, run_cli, CAREFUL)
     assert ran.exit_code == 0, ran.output + ran.stderr
-    assert ran.summary is not None and ran.summary["passed"] is True
+    assert ran.summary is not None
+    assert ran.summary["passed"] is True
     messages = [e["payload"] for e in ran.events if e["type"] == "agent.message"]
     assert [(m["role"], m["x-openwop-eval"]["turn"]) for m in messages] == [
         ("user", 0),
@@ -41,7 +42,7 @@ def test_a_careful_agent_passes_a_scripted_conversation(
     types = [e["type"] for e in ran.events]
     # each turn's calls come between its user message and its reply
     assert types.index("agent.tool-called") > types.index("agent.message")
-    completed = [e for e in ran.events if e["type"] == "agent.invocation-completed"][0]
+    completed = next(e for e in ran.events if e["type"] == "agent.invocation-completed")
     assert completed["payload"]["x-openwop-eval"]["conversation"] == {"turns": 3, "ended": "user"}
 
 
@@ -65,9 +66,11 @@ def test_a_forbidden_call_in_the_last_turn_shuts_the_gate(
 ) -> None:
     ran = _run(tmp_path, run_cli, LATE_FORBIDDEN)
     assert ran.exit_code == 1
-    assert ran.summary is not None and ran.summary["passed"] is False
+    assert ran.summary is not None
+    assert ran.summary["passed"] is False
     task = ran.summary["tasks"][0]
-    assert task["gatedScore"] == 0 and task["score"] == 1
+    assert task["gatedScore"] == 0
+    assert task["score"] == 1
     reasons = ran.report["tasks"][0]["trials"][0]["reasons"]  # type: ignore[index]
     assert [r["rule"] for r in reasons] == ["forbidden"]
     assert reasons[0]["callIndex"] == 3

@@ -26,6 +26,7 @@ from openwop_eval.server.config import (
     ApiKey,
     DeploymentPolicy,
     Limits,
+    UsersConfig,
 )
 from openwop_eval.store import Store
 from tests.asgi import Lifespan, client
@@ -55,6 +56,7 @@ def host_config(
     limits: Mapping[str, Any] | None = None,
     adversarial: AdversarialPolicy | None = None,
     deployment: DeploymentPolicy | None = None,
+    users: UsersConfig | None = None,
 ) -> HostConfig:
     """Two tenants and a read-only key; promotions into staged and active are gated.
 
@@ -83,6 +85,7 @@ def host_config(
         agents={agent_id: c for agent_id, c in served.items() if agent_id not in without},
         deployment=policy,
         adversarial=adversarial or AdversarialPolicy(),
+        users=users or UsersConfig(),
         api_keys=(
             ApiKey(name="acme-ci", tenant="acme", key="acme-key"),
             ApiKey(name="globex-ci", tenant="globex", key="globex-key"),

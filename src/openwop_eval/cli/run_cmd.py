@@ -188,7 +188,14 @@ def run(**given: Any) -> None:
             " after the retries (infrastructure, not the agent); the gate stays shut[/red]",
             highlight=False,
         )
-    if unreachable:
+    simulator = sum(t.user_simulator for t in result.outline.tasks)
+    if simulator:
+        err.print(
+            f"[red]the run could not complete: {simulator} conversation(s) ended because the"
+            " simulated user failed (the simulator, not the agent); the gate stays shut[/red]",
+            highlight=False,
+        )
+    if unreachable or simulator:
         sys.exit(EXIT_INCOMPLETE)
     if args.shard is not None:  # its summary counts the other shards' trials as not run
         err.print(f"shard {args.shard} completed; the verdict is the merge's (openwop-eval merge)")

@@ -171,7 +171,7 @@ def _message(kind: Any, value: Any, instance: Any, error: ValidationError) -> st
         )
         return f"expected {wanted}, got {json_type(instance)}"
     if kind == "pattern":
-        return f"{instance!r} is not {_PATTERN_HINTS.get(value, f'a match for {value}')}"
+        return f"{_quote(instance)} is not {_PATTERN_HINTS.get(value, f'a match for {value}')}"
     if kind in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
         op = {"minimum": "≥", "maximum": "≤", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}[
             kind
@@ -183,6 +183,14 @@ def _message(kind: Any, value: Any, instance: Any, error: ValidationError) -> st
         return f"takes at most {value} item{'s' if value != 1 else ''}"
     if kind == "minLength":
         return "must not be empty" if value == 1 else f"needs at least {value} characters"
+    if kind == "maxLength" and isinstance(instance, str):
+        return f"is {len(instance)} characters; the limit is {value}"
     if kind == "uniqueItems":
         return "has duplicate items"
     return error.message
+
+
+def _quote(value: Any, limit: int = 80) -> str:
+    """A value as an error message quotes it: cut short, since it may be hostile and huge."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

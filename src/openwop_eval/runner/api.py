@@ -28,6 +28,7 @@ from ..log.event_names import EVAL_STARTED
 from ..log.terms import terms_of
 from ..store import RunRecord, Store
 from ..store.leases import Lease
+from ..users import UserPlayers
 from .active import ActiveRun as ActiveRun
 from .active import Reopened as Reopened
 from .active import RunEndedError as RunEndedError
@@ -92,6 +93,7 @@ class RunService:
                     events,
                     spec.executor,
                     keep_trials=spec.keep_trials,
+                    users=spec.users,
                 )
             return self._create(replace(spec, agent=agent), observer, events)
         except BaseException:
@@ -165,6 +167,7 @@ class RunService:
         events: IO[str] | None = None,
         executor: TrialExecutor | None = None,
         keep_trials: bool = False,
+        users: UserPlayers | None = None,
     ) -> ActiveRun:
         """Make a reopened run ready again, on the suite, fixtures and terms it was started
         with; only the agent's wiring (and concurrency, timeouts, the executor) may be given
@@ -182,6 +185,7 @@ class RunService:
             safety=reopened.safety,
             executor=executor,
             keep_trials=keep_trials,
+            users=users,
         )
         execution = self._execution(self._settled(spec), fixtures, observer, events)
         reopen_run(execution, run)
@@ -230,6 +234,7 @@ class RunService:
             safety=spec.safety,
             executor=spec.executor,
             lease=self.lease,
+            users=spec.users,
         )
 
 
@@ -294,6 +299,7 @@ async def run_suite_async(
     terms: RunTerms | None = None,
     safety: SafetyPolicy | None = None,
     executor: TrialExecutor | None = None,
+    users: UserPlayers | None = None,
 ) -> RunResult:
     """Run every trial of every task of ``suite`` against ``agent`` and grade the run.
 
@@ -303,7 +309,9 @@ async def run_suite_async(
     naming the agent again; it defaults to ``agent`` when that is a specification string.
     ``terms`` give a regression run its baseline and an adversarial run its safety bar;
     ``safety`` what its detectors look for. ``executor`` plays the trials elsewhere (a
-    :class:`~.ray_executor.RayExecutor`); by default they play in this process.
+    :class:`~.ray_executor.RayExecutor`); by default they play in this process. ``users``
+    plays conversation tasks' users (by default: their scripts, and simulated users on the
+    environment's endpoint).
     """
     loaded = suite if isinstance(suite, LoadedSuite) else load_suite(suite)
     spec = RunSpec(
@@ -317,6 +325,7 @@ async def run_suite_async(
         terms=terms or RunTerms(),
         safety=safety,
         executor=executor,
+        users=users,
     )
     return await run_spec_async(spec, store=store, observer=observer, events=events)
 
@@ -332,6 +341,7 @@ async def resume_async(
     observer: Observer | None = None,
     events: IO[str] | None = None,
     executor: TrialExecutor | None = None,
+    users: UserPlayers | None = None,
 ) -> RunResult:
     """Run only the trials a run is missing, on the fixtures it started with, then grade it
     as a whole (its trials played by ``executor``, by default in this process)."""
@@ -344,6 +354,7 @@ async def resume_async(
         live_tools=live_tools,
         executor=executor,
         resume=run_id,
+        users=users,
     )
     return await run_spec_async(spec, store=store, observer=observer, events=events)
 

@@ -55,6 +55,7 @@ async def converse(
     boundary.say(0, "user", first)
     session = conversation_with(agent, context, boundary)
     costs: list[float] = []
+    latencies: list[float] | None = []
     unreported = False
     try:
         for turn in range(conversation.max_turns):
@@ -68,15 +69,18 @@ async def converse(
                 unreported = True
             else:
                 costs.append(reply.cost_usd)
+            if latencies is not None:
+                latencies = None if reply.latency_ms is None else [*latencies, reply.latency_ms]
             boundary.say(turn, "assistant", reply.output)
             messages.append({"role": "assistant", "content": as_text(reply.output)})
             said = await _next(user, messages)
             if said is None:
-                return _final(reply, costs, unreported)
+                return _final(reply, costs, unreported, latencies)
+            boundary.admit(len(said), MAX_USER_MESSAGE_CHARS, "user-message-too-large", "a message")
             boundary.say(turn + 1, "user", said)
             messages.append({"role": "user", "content": said})
         played.exhausted = True
-        return _final(reply, costs, unreported)
+        return _final(reply, costs, unreported, latencies)
     finally:
         await session.aclose()
 
@@ -98,8 +102,12 @@ def _keep_transcript(played: Played, turn: int, reply: AgentReply) -> None:
         played.transcripts.append({"turn": turn, "transcript": reply.transcript})
 
 
-def _final(reply: AgentReply, costs: list[float], unreported: bool) -> AgentReply:
+def _final(
+    reply: AgentReply, costs: list[float], unreported: bool, latencies: list[float] | None
+) -> AgentReply:
     """The last reply's output, with the whole conversation's cost (unknown if a turn did
-    not report one); latency is measured by the trial, around the whole conversation."""
+    not report one) and latency: the sum of the turns' when every turn reported one, else
+    measured by the trial around the whole conversation (the user's turns included)."""
     cost = None if unreported or not costs else float(sum((decimal(c) for c in costs), Fraction()))
-    return AgentReply(reply.output, cost)
+    latency = None if not latencies else float(sum((decimal(x) for x in latencies), Fraction()))
+    return AgentReply(reply.output, cost, latency)

@@ -99,8 +99,8 @@ class Execution:
     finished trials are kept and the run stays open for recovery to resume."""
     terms: RunTerms = field(default_factory=RunTerms)
     """The modes in effect, the baseline and the safety bar: recorded in ``eval.started``."""
-    user_base_url: str | None = None
-    """Where simulated users are asked (None: the environment's, as judges)."""
+    users: UserPlayers | None = None
+    """Who plays conversation tasks' users (None: from the suite and the environment)."""
     safety: SafetyPolicy | None = None
     """What adversarial runs detect (the defaults when None)."""
     executor: TrialExecutor | None = None
@@ -301,7 +301,7 @@ async def _execute(
         waiting=4 * execution.options.concurrency if decider is not None else None,
     )
     player = execution.executor.run if execution.executor is not None else run_trial
-    users = UserPlayers(base_url=execution.user_base_url)
+    users = execution.users or UserPlayers()
     holder.append(committer)
 
     async def play(task: CompiledTask, index: int) -> PlayedTrial:

@@ -27,6 +27,8 @@ from ..files.suites import LoadedSuite
 from ..log.shards import Shard
 from ..store import Store
 from ..store.within import Within
+from ..users import UserPlayers, UserSimulatorError
+from ..users.simulator import model_for
 from .baseline import UNUSABLE, BaselineError, baseline_run, baseline_summary, newest_baseline
 
 LiveTool = Callable[[dict[str, Any]], Any]
@@ -138,6 +140,9 @@ class RunSpec:
     """The agent's version (a host's): stored with the run, echoed in ``eval.started``."""
     on_create: Callable[[str], Within | None] | None = None
     """For the new run's id, writes made in the transaction that creates it."""
+    users: UserPlayers | None = None
+    """Who plays conversation tasks' users (None: the suite's users, simulated ones on the
+    environment's endpoint; see ``users/simulator.py``)."""
 
     def run_options(self, stored: RunOptions | None = None) -> RunOptions:
         """The options the run plays with: these, else ``stored`` (a resumed run's own),
@@ -199,11 +204,27 @@ def _runnable(spec: RunSpec, suite: Suite) -> list[Problem]:
             " (scripted:FILE or openai:MODEL)"
         )
         problems.append(Problem(("judge",), message))
+    problems += _simulated_users(suite)
     options = spec.run_options()
     if options.live_shadow and "live-shadow" not in suite.modes:
         message = "live-shadow runs need a suite whose modes include live-shadow"
         problems.append(Problem(("options", "live_shadow"), message))
     return problems + _options(options)
+
+
+def _simulated_users(suite: Suite) -> list[Problem]:
+    """A simulated user with no model anywhere would fail every trial it plays: say so now."""
+    problems = []
+    for i, task in enumerate(suite.tasks):
+        user = task.conversation.user if task.conversation is not None else None
+        if user is None or user.simulator is None:
+            continue
+        try:
+            model_for(user.simulator)
+        except UserSimulatorError as exc:
+            where = ("tasks", i, n.EXT, "conversation", "user", "simulator", "model")
+            problems.append(Problem(where, f"task {task.task_id}: {exc}"))
+    return problems
 
 
 def _options(options: RunOptions) -> list[Problem]:

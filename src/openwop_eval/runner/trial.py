@@ -179,6 +179,10 @@ async def run_trial(setup: TrialSetup) -> PlayedTrial:
     }
     if invoked.transcript is not None:
         diagnostics["transcript"] = invoked.transcript
+    if invoked.played is not None:  # kept here, not at commit: it travels with a Ray trial
+        diagnostics["conversation"] = [
+            {"turn": m.turn, "role": m.role, "content": m.content} for m in boundary.messages
+        ]
     if invoked.failure is not None:
         diagnostics.update(invoked.failure.diagnostics())
     verdicts: tuple[float, ...] | None = None
@@ -260,7 +264,8 @@ async def _invoke(setup: TrialSetup, boundary: ToolBoundary) -> AgentAnswer:
             async with asyncio.timeout(setup.timeout_s):  # no task of its own, as wait_for's
                 reply = await _play(setup, context, boundary, played)
         size = check_reply(reply)
-        boundary.admit(size, MAX_OUTPUT_CHARS, "output-too-large", "the output")
+        if played is None:  # a conversation counted each reply as it came
+            boundary.admit(size, MAX_OUTPUT_CHARS, "output-too-large", "the output")
     except ContentTooLargeError:
         reply = None  # the trial errors with the boundary's breach, below
     except ToolMissError:

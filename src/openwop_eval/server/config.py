@@ -38,6 +38,10 @@
     fail_on_severity = "high"                   # optional: such a finding fails its task
     severities = { "forbidden-tool" = "critical" }
 
+    [users]                                     # conversation tasks' simulated users
+    base_url = "http://localhost:11434/v1"      # default: $OPENWOP_EVAL_USER_BASE_URL, …
+    api_key_env = "USER_SIMULATOR_KEY"
+
     [[api_keys]]
     key_sha256 = "…"                            # or key = "…" (development only)
     name = "deploy-pipeline"
@@ -72,6 +76,7 @@ from pydantic import (
 
 from ..core import OpenwopEvalError
 from ..core.safety import DEFAULT_SEVERITIES, SafetyPolicy
+from ..users import UserPlayers
 from .inputs import MAX_AGENT_ID_CHARS, MAX_VERSION_CHARS, is_agent_id, is_text
 from .signing_config import SigningConfig, read_keys
 
@@ -189,6 +194,19 @@ class DeploymentPolicy(_Strict):
         return self.required_suites.get(agent_id, ())
 
 
+class UsersConfig(_Strict):
+    """Where conversation tasks' simulated users are asked (``[users]``): by default the
+    environment's endpoint (``OPENWOP_EVAL_USER_*``, then the judges')."""
+
+    base_url: str | None = Field(None, min_length=1)
+    api_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    """The environment variable that holds the endpoint's API key."""
+
+    def players(self) -> UserPlayers:
+        key = os.environ.get(self.api_key_env) if self.api_key_env else None
+        return UserPlayers(base_url=self.base_url, api_key=key or None)
+
+
 class AdversarialPolicy(_Strict):
     canaries: tuple[str, ...] = ()
     """Planted strings (prefer ``canaries_env``: the file then holds no secret)."""
@@ -271,6 +289,7 @@ class HostConfig(_Strict):
     agents: dict[str, AgentConfig] = Field(default_factory=dict)
     deployment: DeploymentPolicy = DeploymentPolicy()
     adversarial: AdversarialPolicy = AdversarialPolicy()
+    users: UsersConfig = UsersConfig()
     api_keys: tuple[ApiKey, ...] = ()
     limits: Limits = Limits()
     replicas: Replicas = Replicas()

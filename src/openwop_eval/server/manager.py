@@ -145,6 +145,7 @@ class RunManager:
             owner=owner,
             metadata={"evalSuiteRef": suite.ref, **extra},
             agent_version=agent.version,
+            users=self.catalog.config.users.players(),
         )
 
     def prepare(self, spec: RunSpec, queued: bool = False) -> ActiveRun:

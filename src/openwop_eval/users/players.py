@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.suite import Conversation
-from ..llm.chat import ChatEndpoint
+from ..llm.chat import Backoff, ChatEndpoint
 from .base import UserPlayer
 from .scripted import ScriptedUser
 from .simulator import SimulatedUserPlayer
@@ -17,9 +17,17 @@ class UserPlayers:
     """Deals each conversation trial its user. Holds no connection until a simulated user
     first speaks; send it to another process and it opens its own there."""
 
-    def __init__(self, *, base_url: str | None = None, api_key: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        backoff: Backoff | None = None,
+    ) -> None:
         self.base_url = base_url
         self.api_key = api_key
+        self.backoff = backoff or Backoff()
+        """The wait between a simulated user's attempts (exponential, as judges')."""
         self.endpoints: dict[str, ChatEndpoint] = {}
         """The simulated users' endpoint clients, by base URL (see :mod:`.simulator`)."""
 
@@ -37,7 +45,8 @@ class UserPlayers:
             await endpoint.aclose()
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"base_url": self.base_url, "api_key": self.api_key}
+        return {"base_url": self.base_url, "api_key": self.api_key, "backoff": self.backoff}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.base_url, self.api_key, self.endpoints = state["base_url"], state["api_key"], {}
+        self.backoff = state["backoff"]

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ..core import JSON
 from ..core.suite import MAX_USER_MESSAGE_CHARS, SimulatedUser
-from ..llm.chat import DEFAULT_BASE_URL, Backoff, ChatEndpoint, env_value
+from ..llm.chat import DEFAULT_BASE_URL, ChatEndpoint, env_value
 from .base import UserSimulatorError
 
 if TYPE_CHECKING:
@@ -76,7 +76,6 @@ class SimulatedUserPlayer:
         self.spec = spec
         self.trial = trial
         self._players = players
-        self._backoff = Backoff()
 
     async def next(self, messages: Sequence[Mapping[str, JSON]]) -> str | None:
         endpoint = endpoint_for(self._players)
@@ -93,7 +92,7 @@ class SimulatedUserPlayer:
             if result.kind == "refused":
                 raise UserSimulatorError(f"POST {endpoint.url} answered HTTP {result.status}")
             if attempt < MAX_ATTEMPTS:
-                await self._backoff.pause(attempt, result.wait)
+                await self._players.backoff.pause(attempt, result.wait)
         raise UserSimulatorError(
             f"POST {endpoint.url} failed {MAX_ATTEMPTS} times; the last: {result.error}"
         )
