@@ -393,3 +393,26 @@ def test_a_host_with_executor_ray_plays_its_runs_on_ray(
     )
     assert same(on_ray) == same(local)
     assert json.dumps(on_ray)  # a plain summary
+
+
+@pytest.mark.usefixtures("local_ray")
+def test_conversations_on_ray_equal_the_local_executors(tmp_path: Path) -> None:
+    from tests.conversations.suites import CAREFUL, HASTY, TASK
+    from tests.conversations.suites import suite as conversation_suite
+
+    path = write(tmp_path / "suite.json", conversation_suite(TASK, trials={"count": 2}))
+    for name, source in (("careful", CAREFUL), ("hasty", HASTY)):
+        agent = f"{write(tmp_path / f'{name}.py', source)}:agent"
+        runs = []
+        for where, executor in (("local", None), ("ray", RayExecutor())):
+            store = Store(f"sqlite:///{tmp_path / f'{name}-{where}.sqlite'}")
+            result = run_suite(load_suite(path), agent, store=store, executor=executor)
+            log = list(store.iter_events(result.run_id))
+            turns = [
+                (e["payload"]["role"], e["payload"]["x-openwop-eval"]["turn"])
+                for e in log
+                if e["type"] == "agent.message"
+            ]
+            runs.append((same(result.summary), scores(log), turns))
+        assert runs[0] == runs[1]
+        assert len(runs[1][2]) == 2 * 2 * 3  # two trials of three turns, every message kept

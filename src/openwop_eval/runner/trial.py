@@ -41,7 +41,15 @@ from .failures import Failure, failure, stderr_of
 from .findings import scored_members, trial_findings
 from .judging import judge_trial
 from .replies import check_reply
-from .tools import ContentTooLargeError, FixtureBook, LiveTool, RecordedCall, ToolBoundary, cut
+from .tools import (
+    ContentTooLargeError,
+    FixtureBook,
+    LiveTool,
+    RecordedCall,
+    RecordedMessage,
+    ToolBoundary,
+    cut,
+)
 
 
 @dataclass(frozen=True)
@@ -97,6 +105,7 @@ class PortableTrial:
 
     calls: list[RecordedCall]
     ext: dict[str, Any]
+    messages: list[RecordedMessage]
     invocation_id: str
     invoked: AgentAnswer
     record: TrialRecord
@@ -110,6 +119,7 @@ class PortableTrial:
         return cls(
             boundary.calls,
             boundary.ext,
+            boundary.messages,
             boundary.invocation_id,
             done.invoked,
             done.record,
@@ -128,7 +138,7 @@ class PortableTrial:
             fixtures=None,
             live=None,
         )
-        boundary.calls, boundary.ext = self.calls, self.ext
+        boundary.calls, boundary.ext, boundary.messages = self.calls, self.ext, self.messages
         boundary.closed = True
         return PlayedTrial(
             setup,
