@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..agents.base import AgentReply
 from ..base.errors import InfrastructureError, unreachable
-from ..core import JudgeProtocolError, JudgeRequest, check_verdicts
+from ..core import JSON, JudgeProtocolError, JudgeRequest, check_verdicts
 from ..core.rubric import verdict_findings
 from ..core.safety import FindingTag
 
@@ -29,7 +29,7 @@ async def judge_trial(
         setup.task.task_id,
         setup.trial,
         setup.task.task.input,
-        reply.output,
+        _judged(reply, diagnostics.get("conversation")),
         tuple(c.criterion for c in rubric),
         report_findings=setup.safety is not None and setup.safety.judge,
     )
@@ -54,3 +54,12 @@ async def judge_trial(
         for c, m, v in zip(rubric, met, verdicts, strict=True)
     ]
     return met, verdict_findings(verdicts), None
+
+
+def _judged(reply: AgentReply, conversation: list[dict[str, Any]] | None) -> JSON:
+    """What the judge assesses: the output, or a conversation's whole transcript (what each
+    side said, turn by turn; the last message is the agent's final reply)."""
+    if conversation is None:
+        return reply.output
+    said = [{"role": m["role"], "content": m["content"]} for m in conversation]
+    return {"conversation": said}
