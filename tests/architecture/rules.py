@@ -125,6 +125,7 @@ RULES: dict[str, Rule] = {
         "base",
         "core",
         "files",
+        "users",
     ),
     "store": _rule(
         "store",

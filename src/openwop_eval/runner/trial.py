@@ -285,7 +285,7 @@ async def _invoke(setup: TrialSetup, boundary: ToolBoundary) -> AgentAnswer:
     except AgentStalledError:
         raise  # not this trial's error: its run cannot go on (runner/ending.py)
     except UserSimulatorError as exc:  # the simulated user's failure, counted apart
-        error, error_kind = cut(f"the simulated user failed: {exc}"), USER_SIMULATOR
+        error, error_kind = cut(str(exc)), USER_SIMULATOR  # the reason names the user
         failed = Failure(error, error_kind)
     except AgentProtocolError as exc:
         error, error_kind = cut(f"protocol error: {exc}"), "protocol"
@@ -320,7 +320,7 @@ async def _play(
     conversation = setup.task.task.conversation
     if conversation is None or played is None:
         return await setup.agent.run(context, boundary)
-    user = (setup.users or UserPlayers()).player(conversation, setup.trial)
+    user = (setup.users or UserPlayers()).player(conversation, setup.trial, setup.task.task_id)
     return await converse(context, setup.agent, boundary, conversation, user, played)
 
 
