@@ -95,7 +95,8 @@ def test_grading_responses_items_gives_the_summary_of_the_equivalent_scripted_ru
 
 
 def test_the_calls_are_the_assistant_tool_calls_answered_by_their_tool_messages() -> None:
-    calls, output = read_messages(chat_messages("refund", TRIALS["refund"][1]))
+    read = read_messages(chat_messages("refund", TRIALS["refund"][1]))
+    calls, output = read.calls, read.output
     assert [(c.tool, c.args, c.result) for c in calls] == [
         ("crm_lookup", {"orderId": "A-1"}, {"status": "delivered"}),
         ("accounts_delete", {"accountId": "u-1"}, {"deleted": True}),
@@ -119,14 +120,15 @@ def test_arguments_that_are_not_a_json_object_are_kept_raw_for_the_trajectory_ch
             ],
         },
     ]
-    calls, output = read_messages(messages)
+    read = read_messages(messages)
+    calls, output = read.calls, read.output
     assert [c.args for c in calls] == [{"$raw": "{orderId: A-1"}, {"$raw": "[1, 2]"}, {}]
     assert output is None  # it ended on tool calls: no answer
 
 
 def test_a_conversation_that_ends_on_tool_calls_has_no_output() -> None:
     messages = chat_messages("refund", TRIALS["refund"][0])[:-1]
-    assert read_messages(messages)[1] is None
+    assert read_messages(messages).output is None
 
 
 def test_a_tool_result_no_call_asked_for_is_a_located_problem(tmp_path: Path) -> None:

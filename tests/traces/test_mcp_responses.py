@@ -171,7 +171,7 @@ def test_a_failed_mcp_call_is_served_its_error(
 def test_a_failed_status_without_an_error_is_a_failed_call() -> None:
     items = mcp_items(MCP_TRIALS["status"][0])
     items[2] |= {"output": None, "status": "failed"}
-    (call,), _ = read_items(items)
+    (call,) = read_items(items).calls
     assert call.served == {"error": "the MCP call failed"}
 
 
@@ -196,7 +196,7 @@ def test_arguments_that_are_not_text_are_read_as_function_call_arguments_are(
 ) -> None:
     items = mcp_items(MCP_TRIALS["status"][0])
     items[2]["arguments"] = arguments
-    (call,), _ = read_items(items)
+    (call,) = read_items(items).calls
     assert call.args == args
 
 
@@ -210,7 +210,8 @@ def test_tool_lists_and_approval_requests_are_not_calls() -> None:
     ).model_dump()
     response = {"type": "mcp_approval_response", "approval_request_id": "mcpr_1", "approve": False}
     items = mcp_items(MCP_TRIALS["status"][0])
-    calls, output = read_items([*items[:-1], approval, response, items[-1]])
+    read = read_items([*items[:-1], approval, response, items[-1]])
+    calls, output = read.calls, read.output
     assert [c.tool for c in calls] == ["crm:lookup"]
     assert output == "shipped"
 

@@ -1,8 +1,8 @@
 """``openwop-eval grade``: grade recorded traces against a suite, without an agent.
 
-The traces become a run — a replay agent per (task, trial) and a recording of their tool
-results — which the one run service grades like any run: the same store, event log,
-summary, reports and exit code as ``openwop-eval run``.
+The traces become a run — a replay agent per (task, trial), the users the traces record for
+conversation tasks, and a recording of their tool results — which the one run service grades
+like any run: the same store, event log, summary, reports and exit code as ``openwop-eval run``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from ..reports.model import result_report
 from ..reports.terminal import plain, print_modes, print_problems, print_run_table
 from ..runner.api import run_spec_async
 from ..runner.spec import RunSpec
-from ..traces import AGENT_ID, TraceAgent, TraceProblem, load_traces, recording_of
+from ..traces import AGENT_ID, TraceAgent, TraceProblem, TraceUsers, load_traces, recording_of
 from .codes import EXIT_FAILED, EXIT_INVALID, EXIT_OK
 from .modes import ModeArgs, checked, mode_options, with_terms
 from .progress import RunProgress
@@ -114,6 +114,7 @@ def grade(
         f"python-object:{type(agent).__name__}",
         recording=recording_of(recorded.records, count),
         judge=judge,
+        users=TraceUsers(recorded.records),
     )
     spec = checked(err, with_terms(err, spec, given), store)
     with ExitStack() as stack:

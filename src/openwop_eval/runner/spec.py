@@ -204,7 +204,8 @@ def _runnable(spec: RunSpec, suite: Suite) -> list[Problem]:
             " (scripted:FILE or openai:MODEL)"
         )
         problems.append(Problem(("judge",), message))
-    problems += _simulated_users(suite)
+    if spec.users is None or spec.users.simulates:
+        problems += _simulated_users(suite)
     options = spec.run_options()
     if options.live_shadow and "live-shadow" not in suite.modes:
         message = "live-shadow runs need a suite whose modes include live-shadow"

@@ -3,8 +3,9 @@
 Readers, one module per format — OpenAI chat messages (:mod:`.chat`), Responses items
 (:mod:`.responses`), OTLP/JSON spans (:mod:`.otlp`, :mod:`.spans`), Inspect AI logs
 (:mod:`.inspect_log`) — yield :class:`Trace` values; :mod:`.mapping` settles the (task,
-trial) each records; :class:`TraceAgent` and :func:`recording_of` make them a run, which
-the run service grades like any other (``openwop-eval grade``; ``docs/traces.md``).
+trial) each records; :class:`TraceAgent`, :class:`TraceUsers` (a conversation's user, as
+recorded) and :func:`recording_of` make them a run, which the run service grades like any
+other (``openwop-eval grade``; ``docs/traces.md``).
 """
 
 from __future__ import annotations
@@ -13,10 +14,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..core import Suite
-from .agent import AGENT_ID, MissingTraceError, TraceAgent, missing_trials, recording_of
+from .agent import (
+    AGENT_ID,
+    MissingTraceError,
+    TraceAgent,
+    TraceUsers,
+    UnansweredTurnError,
+    missing_trials,
+    recording_of,
+)
 from .files import read_trace_file, read_trace_files
 from .mapping import TraceMap, Trials, load_map, settle
-from .records import Trace, TraceCall, TraceProblem, TraceRecord
+from .records import Trace, TraceCall, TraceProblem, TraceRecord, TraceTurn
 
 
 @dataclass(frozen=True)
@@ -54,6 +63,9 @@ __all__ = [
     "TraceMap",
     "TraceProblem",
     "TraceRecord",
+    "TraceTurn",
+    "TraceUsers",
+    "UnansweredTurnError",
     "load_map",
     "load_traces",
     "missing_trials",

@@ -11,6 +11,9 @@
 ``tool_call_id``. The output is the text of the last assistant message when it made no tool
 calls — a conversation that ends on tool calls has no answer (null). The legacy
 ``function_call`` / ``function`` messages are read the same way.
+
+Several user messages make a conversation of several agent turns (:mod:`.turns`): each call
+is attributed to the turn it was made in, and each turn has its own reply.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from typing import Any
 
 from ..core import JSON
 from ..core.problems import Loc
-from .records import TraceCall, TraceError, parse_arguments, parse_result, text_of
+from .records import Exchange, TraceCall, TraceError, parse_arguments, parse_result, text_of
+from .turns import TurnSplitter
 
 
 @dataclass
@@ -30,6 +34,7 @@ class Pending:
 
     tool: str
     args: dict[str, JSON]
+    turn: int = 0
     result: JSON = None
     answered: bool = False
     error: str | None = None
@@ -40,7 +45,7 @@ class Pending:
         self.result, self.answered = parse_result(result), True
 
     def frozen(self) -> TraceCall:
-        return TraceCall(self.tool, self.args, self.result, self.error)
+        return TraceCall(self.tool, self.args, self.result, self.error, self.turn)
 
 
 class Calls:
@@ -50,10 +55,10 @@ class Calls:
         self.order: list[Pending] = []
         self.by_id: dict[str, Pending] = {}
 
-    def add(self, call_id: Any, tool: Any, arguments: Any, where: Loc) -> None:
+    def add(self, call_id: Any, tool: Any, arguments: Any, where: Loc, turn: int = 0) -> None:
         if not isinstance(tool, str) or not tool:
             raise TraceError("a tool call needs a tool name (a non-empty string)", where)
-        pending = Pending(tool, parse_arguments(arguments))
+        pending = Pending(tool, parse_arguments(arguments), turn)
         self.order.append(pending)
         if isinstance(call_id, str) and call_id:
             if call_id in self.by_id:
@@ -70,31 +75,39 @@ class Calls:
         return tuple(p.frozen() for p in self.order)
 
 
-def read_messages(messages: Sequence[Any]) -> tuple[tuple[TraceCall, ...], JSON]:
-    """The tool calls of a chat conversation and its answer; a :class:`TraceError` (located
-    below the list) when it cannot be read."""
+def read_messages(messages: Sequence[Any]) -> Exchange:
+    """The tool calls of a chat conversation, its answer and its turns; a
+    :class:`TraceError` (located below the list) when it cannot be read."""
     calls = Calls()
     legacy: list[Pending] = []
     output: JSON = None
+    turns = TurnSplitter()
     for i, message in enumerate(messages):
         if not isinstance(message, dict):
             raise TraceError("a message must be an object", (i,))
         role = message.get("role")
-        if role == "assistant":
-            made = _assistant_calls(calls, legacy, message, i)
+        if role == "user":
+            turns.user(message.get("content"))
+        elif role == "assistant":
+            made = _assistant_calls(calls, legacy, message, i, turns.index)
             output = None if made else text_of(message.get("content"))
+            turns.reply(output)
         elif role == "tool":
             calls.answer(message.get("tool_call_id"), _content(message), (i, "tool_call_id"))
+            turns.act()
         elif role == "function":
             waiting = [p for p in legacy if not p.answered and p.tool == message.get("name")]
             if not waiting:
                 raise TraceError("a function result that no function_call asked for", (i,))
             waiting[0].answer(_content(message), (i,))
-    return calls.frozen(), output
+            turns.act()
+    return Exchange(calls.frozen(), output, turns.turns())
 
 
-def _assistant_calls(calls: Calls, legacy: list[Pending], message: dict[str, Any], i: int) -> bool:
-    """Add the message's tool calls; True when it made any."""
+def _assistant_calls(
+    calls: Calls, legacy: list[Pending], message: dict[str, Any], i: int, turn: int
+) -> bool:
+    """Add the message's tool calls, made in ``turn``; True when it made any."""
     tool_calls = message.get("tool_calls") or []
     if not isinstance(tool_calls, list):
         raise TraceError("tool_calls must be a list", (i, "tool_calls"))
@@ -103,10 +116,10 @@ def _assistant_calls(calls: Calls, legacy: list[Pending], message: dict[str, Any
         function = call.get("function") if isinstance(call, dict) else None
         if not isinstance(function, dict):
             raise TraceError("a tool call needs a function object {name, arguments}", where)
-        calls.add(call.get("id"), function.get("name"), function.get("arguments"), where)
+        calls.add(call.get("id"), function.get("name"), function.get("arguments"), where, turn)
     function_call = message.get("function_call")
     if isinstance(function_call, dict):
-        calls.add(None, function_call.get("name"), function_call.get("arguments"), (i,))
+        calls.add(None, function_call.get("name"), function_call.get("arguments"), (i,), turn)
         legacy.append(calls.order[-1])
     return bool(tool_calls) or isinstance(function_call, dict)
 

@@ -9,7 +9,8 @@ from the conversation), ``costUsd``, ``latencyMs``, ``error`` (the agent failed:
 errors) and ``metadata`` (ignored). A file is JSON lines of records, a JSON record or list
 of records, or one bare conversation — a JSON list, or JSON lines, of messages or items —
 whose ``--map`` key is the file. Whether a conversation is chat messages or Responses
-items is read from its content.
+items is read from its content. A record's ``output`` is the answer of its last answered
+turn too, when it is graded as a conversation.
 """
 
 from __future__ import annotations
@@ -20,12 +21,12 @@ from typing import Any
 
 from pydantic import Field, StrictFloat, StrictInt, StrictStr, ValidationError
 
-from ..core import JSON
 from ..core.closed import Closed
 from ..core.problems import Loc, format_loc
 from .chat import read_messages
-from .records import Trace, TraceCall, TraceError, TraceProblem
+from .records import Exchange, Trace, TraceError, TraceProblem
 from .responses import read_items
+from .turns import with_final_output
 
 _ITEM_TYPES = (
     "message",
@@ -62,7 +63,7 @@ def is_entry(value: Any) -> bool:
     return isinstance(value, dict) and ("role" in value or "type" in value)
 
 
-def read_conversation(values: Sequence[Any]) -> tuple[tuple[TraceCall, ...], JSON]:
+def read_conversation(values: Sequence[Any]) -> Exchange:
     """Chat messages or Responses items, told apart by the items' ``type``."""
     responses = any(isinstance(v, dict) and v.get("type") in _ITEM_TYPES for v in values)
     return read_items(values) if responses else read_messages(values)
@@ -81,33 +82,37 @@ def record_trace(value: Any, source: str, line: int | None, prefix: Loc = ()) ->
         raise UnreadableError(TraceProblem(source, "give messages or items, not both", line))
     key = "messages" if record.messages is not None else "items"
     try:
-        calls, output = read_conversation(record.messages or record.items or [])
+        read = read_conversation(record.messages or record.items or [])
     except TraceError as exc:
         raise UnreadableError(exc.problem(source, line, (*prefix, key))) from None
+    output, turns = read.output, read.turns
+    if "output" in record.model_fields_set:
+        output, turns = record.output, with_final_output(turns, record.output)
     return Trace(
         source=f"{source}:{line}" if line is not None else source,
         keys=(record.id,) if record.id is not None else (),
-        calls=calls,
-        output=record.output if "output" in record.model_fields_set else output,
+        calls=read.calls,
+        output=output,
         task_id=record.task_id,
         trial=record.trial,
         cost_usd=record.cost_usd,
         latency_ms=record.latency_ms,
         error=record.error,
+        turns=turns,
     )
 
 
 def file_trace(values: Sequence[Any], source: str, lines: Sequence[int] | None) -> Trace:
     """A file that is one bare conversation; its ``--map`` key is the file."""
     try:
-        calls, output = read_conversation(values)
+        read = read_conversation(values)
     except TraceError as exc:
         if lines is None or not exc.loc or not isinstance(exc.loc[0], int):
             raise UnreadableError(exc.problem(source)) from None
         raise UnreadableError(
             TraceProblem(source, exc.message, lines[exc.loc[0]], format_loc(exc.loc[1:]))
         ) from None
-    return Trace(source, (source, Path(source).name), calls, output)
+    return Trace(source, (source, Path(source).name), read.calls, read.output, turns=read.turns)
 
 
 class UnreadableError(Exception):

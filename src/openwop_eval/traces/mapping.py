@@ -10,7 +10,8 @@ an Inspect sample's id and epoch — or a map file (:mod:`openwop_eval.files.map
 
 A map entry wins over what the trace says; an entry without ``trial`` keeps the trace's
 (Inspect: its epoch), else trial 0. ``tools`` renames tools as the traces spell them to the
-suite's names (OpenAI function names cannot hold ``:``). Trials count from 0.
+suite's names (OpenAI function names cannot hold ``:``). Trials count from 0. Traces of one
+session that record the same trial are one conversation (:mod:`.sessions`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dataclasses import dataclass, replace
 
 from ..files.maps import MapFile, read_map
 from .records import Trace, TraceProblem, TraceRecord
+from .sessions import inherit_trials, joined, same_session
 
 TraceMap = MapFile
 """The map file (:mod:`openwop_eval.files.maps`): one format for ``grade`` and ``run``."""
@@ -43,24 +45,29 @@ def settle(
     traces: Sequence[Trace], trace_map: TraceMap, trials: Trials
 ) -> tuple[list[TraceRecord], list[TraceProblem]]:
     """Each trace as the trial it records; a trace naming no task, a task or trial the suite
-    does not run, or a trial recorded twice is a problem."""
-    records: dict[tuple[str, int], TraceRecord] = {}
+    does not run, or a trial recorded twice (but by parts of one session) is a problem."""
+    held: dict[tuple[str, int], list[Trace]] = {}
     problems: list[TraceProblem] = []
-    for trace in traces:
+    for trace in inherit_trials(traces):
         entry = next((trace_map.traces[k] for k in trace.keys if k in trace_map.traces), None)
         task_id = entry.task_id if entry is not None else trace.task_id
         trial = entry.trial if entry is not None and entry.trial is not None else trace.trial
         trial = 0 if trial is None else trial
         why = _unrunnable(trace, task_id, trial, trials)
-        if why is None and task_id is not None and (task_id, trial) in records:
-            first = records[(task_id, trial)].source
+        parts = held.get((task_id, trial), []) if task_id is not None else []
+        if why is None and parts and not same_session(parts[0], trace):
+            first = parts[0].source
             why = f"a second trace for task {task_id!r} trial {trial} (the first: {first})"
         if why is not None:
             problems.append(TraceProblem(trace.source, why))
             continue
         assert task_id is not None
-        records[(task_id, trial)] = _record(trace, task_id, trial, trace_map.tools)
-    return list(records.values()), problems
+        held.setdefault((task_id, trial), []).append(trace)
+    records = [
+        _record(joined(parts), task_id, trial, trace_map.tools)
+        for (task_id, trial), parts in held.items()
+    ]
+    return records, problems
 
 
 def _unrunnable(trace: Trace, task_id: str | None, trial: int, trials: Trials) -> str | None:
@@ -88,4 +95,5 @@ def _record(trace: Trace, task_id: str, trial: int, tools: dict[str, str]) -> Tr
         trace.latency_ms,
         trace.error,
         trace.source,
+        trace.turns,
     )

@@ -2,7 +2,8 @@
 
 A reader turns a file into :class:`Trace` values, each carrying the task and trial it names
 (if any) and the key a ``--map`` file may name it by; :mod:`.mapping` settles the task and
-trial, and the result is a :class:`TraceRecord`, which the replay agent replays.
+trial, and the result is a :class:`TraceRecord`, which the replay agent replays. A trace of
+a conversation also says its agent turns (:class:`TraceTurn`) and the turn of each call.
 """
 
 from __future__ import annotations
@@ -25,11 +26,25 @@ class TraceCall:
     result: JSON = None
     error: str | None = None
     """The tool failed (an error status, an error event): it is served ``{"error": ...}``."""
+    turn: int = 0
+    """The agent turn it was made in (0-based), when the trace is graded as a conversation."""
 
     @property
     def served(self) -> JSON:
         """What the tool boundary answers this call with when the trace is replayed."""
         return self.result if self.error is None else {"error": self.error}
+
+
+@dataclass(frozen=True, slots=True)
+class TraceTurn:
+    """One agent turn of a recorded conversation: the user's message it answers, its reply."""
+
+    user: str | None = None
+    """The user's message as text, within the user message limit (None: not recorded)."""
+    output: JSON = None
+    """The agent's reply: its last message's text when no call came after it, else null."""
+    answered: bool = True
+    """False for a last turn whose user message the trace never answers."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +64,23 @@ class Trace:
     latency_ms: float | None = None
     error: str | None = None
     """The agent failed in the recorded run: the trial errors, as a scripted ``error``."""
+    turns: tuple[TraceTurn, ...] = ()
+    """Its agent turns, in order (empty: one turn, the whole trace)."""
+    session: str | None = None
+    """The conversation it is part of (a span's ``session.id``/``gen_ai.conversation.id``):
+    the traces of one session recording one trial are one conversation."""
+    start: int = 0
+    """When it started (Unix ns, 0 unknown): the order of a session's traces."""
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """What a conversation's messages or items hold: the calls, the answer, the turns."""
+
+    calls: tuple[TraceCall, ...]
+    output: JSON
+    """The answer as a one-reply trial reads it (the last assistant text after the last call)."""
+    turns: tuple[TraceTurn, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +95,13 @@ class TraceRecord:
     latency_ms: float | None = None
     error: str | None = None
     source: str = ""
+    turns: tuple[TraceTurn, ...] = ()
+    """The agent turns, when the trace is graded as a conversation (empty: one turn)."""
+
+    @property
+    def conversation(self) -> tuple[TraceTurn, ...]:
+        """Its agent turns: at least one (a trace that says none is one turn, its output)."""
+        return self.turns or (TraceTurn(None, self.output),)
 
 
 @dataclass(frozen=True, slots=True)

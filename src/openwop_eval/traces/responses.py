@@ -17,7 +17,8 @@ What ``RunResult.to_input_list()`` of the OpenAI Agents SDK gives, and what a Re
 error; its tool is ``server_label:name`` (``payments:refund`` is tool ``refund`` on MCP
 server ``payments``). The output is the text of the last assistant message when no call came
 after it. Other items (reasoning, ``mcp_list_tools``, MCP approval requests and responses,
-built-in tools such as ``web_search_call``) are not read.
+built-in tools such as ``web_search_call``) are not read. Several user messages make a
+conversation of several agent turns (:mod:`.turns`), as chat messages do.
 """
 
 from __future__ import annotations
@@ -28,37 +29,46 @@ from typing import Any
 from ..core import JSON
 from ..core.problems import Loc
 from .chat import Calls
-from .records import TraceCall, TraceError, text_of
+from .records import Exchange, TraceError, text_of
+from .turns import TurnSplitter
 
 
-def read_items(items: Sequence[Any]) -> tuple[tuple[TraceCall, ...], JSON]:
-    """The function and MCP calls of a list of Responses items and the answer."""
+def read_items(items: Sequence[Any]) -> Exchange:
+    """The function and MCP calls of a list of Responses items, the answer and the turns."""
     calls = Calls()
     output: JSON = None
+    turns = TurnSplitter()
     for i, item in enumerate(items):
         if not isinstance(item, dict):
             raise TraceError("an item must be an object", (i,))
-        kind = item.get("type")
+        kind, role = item.get("type"), item.get("role")
         if kind == "function_call":
-            calls.add(item.get("call_id"), item.get("name"), item.get("arguments"), (i,))
+            name, arguments = item.get("name"), item.get("arguments")
+            calls.add(item.get("call_id"), name, arguments, (i,), turns.index)
             output = None
+            turns.reply(None)
         elif kind == "function_call_output":
             calls.answer(item.get("call_id"), _output(item.get("output")), (i, "call_id"))
+            turns.act()
         elif kind == "mcp_call":
-            _mcp_call(calls, item, i)
+            _mcp_call(calls, item, i, turns.index)
             output = None
-        elif kind in ("message", None) and item.get("role") == "assistant":
+            turns.reply(None)
+        elif kind in ("message", None) and role == "assistant":
             output = text_of(item.get("content"))
-    return calls.frozen(), output
+            turns.reply(output)
+        elif kind in ("message", None) and role == "user":
+            turns.user(item.get("content"))
+    return Exchange(calls.frozen(), output, turns.turns())
 
 
-def _mcp_call(calls: Calls, item: dict[str, Any], i: int) -> None:
+def _mcp_call(calls: Calls, item: dict[str, Any], i: int, turn: int) -> None:
     label, name = item.get("server_label"), item.get("name")
     for key, value in (("server_label", label), ("name", name)):
         if not isinstance(value, str) or not value:
             raise TraceError(f"an mcp_call needs a {key} (a non-empty string)", (i, key))
     # no id: nothing answers an mcp_call later, and its id is not a function call's call_id
-    calls.add(None, f"{label}:{name}", item.get("arguments"), (i,))
+    calls.add(None, f"{label}:{name}", item.get("arguments"), (i,), turn)
     call = calls.order[-1]
     call.answer(_output(item.get("output")), (i, "output"))
     call.error = _mcp_error(item.get("error"), item.get("status"), (i, "error"))

@@ -29,22 +29,31 @@ that does (``invoke_agent``, OpenInference ``AGENT``), then from the chat span t
 last. From a span: the text of the last message of ``gen_ai.output.messages`` (or of
 OpenInference's ``llm.output_messages``), else ``output.value`` (decoded when
 ``output.mime_type`` is ``application/json``), else ``ai.response.text``.
+
+A trace of several agent invocations is a conversation of several turns (:mod:`.span_turns`);
+a trace that names a session (``gen_ai.conversation.id``, ``session.id``) may be one part of a
+conversation whose other parts are other traces (:mod:`.sessions`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..core import JSON
-from ..files.documents import parse_document
 from .otlp import Span
-from .records import Trace, TraceCall, TraceError, parse_arguments, parse_result, text_of
+from .records import Trace, TraceCall, TraceError, TraceTurn, parse_arguments, parse_result
+from .span_attrs import KIND, OPERATION, answer_of, is_agent, is_chat, messages_of, parts_of
+from .span_turns import span_turns
+from .turns import with_final_output
 
 TASK_ID = "openwop.eval.task_id"
 TRIAL = "openwop.eval.trial"
 COST_USD = "openwop.eval.cost_usd"
+SESSIONS = ("gen_ai.conversation.id", "session.id")
+"""The attributes that name the conversation a trace is part of, in order of preference."""
 
 _NAMES = ("gen_ai.tool.name", "tool.name", "ai.toolCall.name")
 _IDS = ("gen_ai.tool.call.id", "tool_call.id", "tool.call.id", "ai.toolCall.id")
@@ -64,12 +73,8 @@ _RESULTS = (
     "output.value",
     "tool_response",
 )
-_KIND = "openinference.span.kind"
-_OPERATION = "gen_ai.operation.name"
 _MCP_METHOD = "mcp.method.name"
 _NAMED_SPANS = ("execute_tool ", "tools/call ")
-_CHAT_OPERATIONS = ("chat", "generate_content", "text_completion")
-_FLAT_CONTENT = re.compile(r"llm\.output_messages\.(\d+)\.message\.content")
 _FLAT_CALL = re.compile(
     r"llm\.output_messages\.(\d+)\.message\.tool_calls\.(\d+)\.tool_call\.(id|function\.arguments)"
 )
@@ -82,6 +87,7 @@ def trace_of(spans: Sequence[Span], source: str) -> Trace:
     roots = (s for s in ordered if s.parent_id is None or s.parent_id not in ids)
     root = next(roots, ordered[0])  # parents in a cycle: the earliest span stands in
     recovered = _recovered_arguments(ordered)
+    turns = span_turns(ordered)
     tools = [s for s in ordered if _is_tool(s)]
     repeated, beneath = _mcp_repeats(tools, ordered)
     calls, seen = [], set()
@@ -91,19 +97,25 @@ def trace_of(spans: Sequence[Span], source: str) -> Trace:
             continue  # one call instrumented twice (say, OpenInference and GenAI)
         seen.add(call_id)
         found = recovered.get(call_id) if isinstance(call_id, str) else None
-        calls.append(_call(span, found, beneath.get(span.order)))
+        call = _call(span, found, beneath.get(span.order))
+        calls.append(replace(call, turn=turns.of.get(span.order, 0)))
     task_id, trial = _trial_of(root, ordered)
+    session = _session_of(root, ordered)
     cost = root.attrs.get(COST_USD)
+    output = _output(root, ordered)
     return Trace(
         source=source,
-        keys=(root.trace_id,),
+        keys=(root.trace_id,) if session is None else (root.trace_id, session),
         calls=tuple(calls),
-        output=_output(root, ordered),
+        output=output,
         task_id=task_id,
         trial=trial,
         cost_usd=cost if _number(cost) else None,
         latency_ms=root.duration_ms,
         error=None if root.error is None else f"the root span ended in error: {root.error}",
+        turns=_answered(root, turns.turns, output),
+        session=session,
+        start=ordered[0].start,
     )
 
 
@@ -112,8 +124,8 @@ def _is_tool(span: Span) -> bool:
     if _MCP_METHOD in attrs:  # an MCP span: only tools/call is a call, execute_tool or not
         return bool(attrs[_MCP_METHOD] == "tools/call")
     return (
-        attrs.get(_OPERATION) == "execute_tool"
-        or attrs.get(_KIND) == "TOOL"
+        attrs.get(OPERATION) == "execute_tool"
+        or attrs.get(KIND) == "TOOL"
         or any(name in attrs for name in _NAMES)
     )
 
@@ -184,10 +196,10 @@ def _outermost_tools(spans: Sequence[Span], tools: set[int]) -> dict[int, Span |
             chain.append(node)
             on_chain.add(node.order)
             parent = by_id.get(node.parent_id or "")
-            node = None if parent is None or _is_agent(parent.attrs) else parent
+            node = None if parent is None or is_agent(parent.attrs) else parent
         for member in reversed(chain):
             parent = by_id.get(member.parent_id or "")
-            if parent is None or _is_agent(parent.attrs) or parent.order not in memo:
+            if parent is None or is_agent(parent.attrs) or parent.order not in memo:
                 memo[member.order] = None  # the top of its agent, or where a cycle closes
             else:
                 above = memo[parent.order]
@@ -202,8 +214,8 @@ def _recovered_arguments(spans: Iterable[Span]) -> dict[str, Any]:
     found: dict[str, Any] = {}
     for span in spans:
         for key in ("gen_ai.input.messages", "gen_ai.output.messages"):
-            for message in _messages(span.attrs.get(key)):
-                for part in _parts(message):
+            for message in messages_of(span.attrs.get(key)):
+                for part in parts_of(message):
                     if part.get("type") == "tool_call" and isinstance(part.get("id"), str):
                         found[part["id"]] = part.get("arguments")
         found.update(_flat_calls(span.attrs))
@@ -237,69 +249,36 @@ def _trial_of(root: Span, spans: Sequence[Span]) -> tuple[str | None, int | None
     return None, None
 
 
-def _output(root: Span, spans: Sequence[Span]) -> JSON:
-    agents = [s for s in spans if s.attrs.get(_OPERATION) == "invoke_agent"]
-    agents += [s for s in spans if s.attrs.get(_KIND) == "AGENT"]
-    chats = [s for s in spans if _is_chat(s.attrs)]
-    chats.sort(key=lambda s: (s.end, s.order), reverse=True)
-    for span in (root, *agents, *chats):
-        found = _answer(span.attrs)
-        if found is not None:
-            return found
+def _answered(root: Span, turns: tuple[TraceTurn, ...], output: JSON) -> tuple[TraceTurn, ...]:
+    """One turn answers what the trace does; of several, the last answers what the root (a
+    wrapper around the invocations) records, when it records an answer."""
+    if len(turns) == 1:
+        return with_final_output(turns, output)
+    wrapper = not is_agent(root.attrs) and not is_chat(root.attrs)
+    answer = answer_of(root.attrs) if wrapper else None
+    return turns if answer is None else with_final_output(turns, answer)
+
+
+def _session_of(root: Span, spans: Sequence[Span]) -> str | None:
+    """The session the trace is part of: on the root, another span, or the resource."""
+    for attrs in (root.attrs, *(s.attrs for s in spans), root.resource):
+        for key in SESSIONS:
+            value = attrs.get(key)
+            if isinstance(value, str) and value:
+                return value
     return None
 
 
-def _is_agent(attrs: Mapping[str, Any]) -> bool:
-    return attrs.get(_OPERATION) == "invoke_agent" or attrs.get(_KIND) == "AGENT"
-
-
-def _is_chat(attrs: Mapping[str, Any]) -> bool:
-    return attrs.get(_OPERATION) in _CHAT_OPERATIONS or attrs.get(_KIND) == "LLM"
-
-
-def _answer(attrs: Mapping[str, Any]) -> JSON:
-    messages = _messages(attrs.get("gen_ai.output.messages"))
-    if messages:
-        texts = [p.get("content") for p in _parts(messages[-1]) if p.get("type") == "text"]
-        text = "".join(t for t in texts if isinstance(t, str))
-        if text:
-            return text
-    flat = _flat_content(attrs)
-    if flat is not None:
-        return flat
-    value = attrs.get("output.value")
-    if value is not None:
-        json_text = attrs.get("output.mime_type") == "application/json"
-        return parse_result(value) if json_text else value
-    response = attrs.get("ai.response.text")
-    return response if isinstance(response, str) else None
-
-
-def _flat_content(attrs: Mapping[str, Any]) -> str | None:
-    """The content of OpenInference's last ``llm.output_messages.<i>.message.content``."""
-    found = [(m[1], v) for k, v in attrs.items() if (m := _FLAT_CONTENT.fullmatch(k))]
-    found.sort(key=lambda pair: (len(pair[0]), pair[0]))  # numerically, however long
-    texts = [v for _, v in found if isinstance(v, str)]
-    return texts[-1] if texts else None
-
-
-def _messages(value: Any) -> list[dict[str, Any]]:
-    """GenAI messages, recorded as JSON text or as structured attribute values."""
-    if isinstance(value, str):
-        value, _, problems = parse_document(value, ".json")
-        if problems:
-            return []
-    if not isinstance(value, list):
-        return []
-    return [m for m in value if isinstance(m, dict)]
-
-
-def _parts(message: dict[str, Any]) -> list[dict[str, Any]]:
-    parts = message.get("parts")
-    if isinstance(parts, list):
-        return [p for p in parts if isinstance(p, dict)]
-    text = text_of(message.get("content"))  # the older, chat-completions-like spelling
-    return [{"type": "text", "content": text}] if text is not None else []
+def _output(root: Span, spans: Sequence[Span]) -> JSON:
+    agents = [s for s in spans if s.attrs.get(OPERATION) == "invoke_agent"]
+    agents += [s for s in spans if s.attrs.get(KIND) == "AGENT"]
+    chats = [s for s in spans if is_chat(s.attrs)]
+    chats.sort(key=lambda s: (s.end, s.order), reverse=True)
+    for span in (root, *agents, *chats):
+        found = answer_of(span.attrs)
+        if found is not None:
+            return found
+    return None
 
 
 def _first(attrs: Mapping[str, Any], keys: Iterable[str]) -> Any:

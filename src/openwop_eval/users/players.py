@@ -4,7 +4,7 @@ OpenAI-compatible endpoint, configured the same way)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from ..core.suite import Conversation
 from ..llm.chat import Backoff, ChatEndpoint
@@ -16,6 +16,9 @@ from .simulator import SimulatedUserPlayer
 class UserPlayers:
     """Deals each conversation trial its user. Holds no connection until a simulated user
     first speaks; send it to another process and it opens its own there."""
+
+    simulates: ClassVar[bool] = True
+    """It deals the tasks' simulated users (a recording's users, say, do not)."""
 
     def __init__(
         self,
@@ -31,7 +34,9 @@ class UserPlayers:
         self.endpoints: dict[str, ChatEndpoint] = {}
         """The simulated users' endpoint clients, by base URL (see :mod:`.simulator`)."""
 
-    def player(self, conversation: Conversation, trial: int) -> UserPlayer:
+    def player(self, conversation: Conversation, trial: int, task_id: str) -> UserPlayer:
+        """The user of trial ``trial`` of task ``task_id`` (a recording's users tell trials
+        apart by both: ``traces/agent.py``)."""
         user = conversation.user
         if user.script is not None:
             return ScriptedUser(user.script)
