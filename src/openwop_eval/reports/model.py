@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..core import Reason, SuiteGrade, TaskGrade, TrialGrade
+from ..core import CompiledTask, Reason, SuiteGrade, TaskGrade, TrialGrade
 from ..core.frozen import quick_init
 from ..core.gate import open_gate
 from ..core.grading import Outcome
@@ -25,6 +25,7 @@ from ..core.safety import FindingTag
 from ..core.trajectory import TrajectoryResult, TrajectorySpec
 from ..core.versions import REPORT_VERSION
 from ..runner.result import RunResult
+from .conversation import ConversationReport, conversation_report
 
 __all__ = [
     "REPORT_VERSION",
@@ -61,6 +62,10 @@ class TrialReport:
     cost_usd: float | None
     latency_ms: float | None
     detail: Mapping[str, Any]
+    user_simulator: bool = False
+    """It errored because its simulated user failed: not the agent's failure."""
+    conversation: ConversationReport | None = None
+    """A conversation trial, turn by turn (None: not a conversation)."""
 
     @property
     def trajectory_matched(self) -> bool | None:
@@ -75,6 +80,8 @@ class TrialReport:
         """The trial in the JSON report: its grade, then what the store kept of it."""
         graded = self.graded_dict()
         graded.update((k, v) for k, v in self.detail.items() if k != "latencyMs")
+        if self.conversation is not None:  # the messages kept, turn by turn with the calls
+            graded["conversation"] = self.conversation.as_dict()
         return graded
 
     def graded_dict(self) -> dict[str, Any]:
@@ -110,6 +117,8 @@ class TaskReport:
     """The first few trials that did not pass (``FAILURES_KEPT``), lowest index first."""
     expected: TrajectorySpec | None
     """The path the task expects, compiled (None: the task sets none)."""
+    user_simulator: int = 0
+    """Its trials that errored because their simulated user failed, not the agent."""
 
     @property
     def flaky(self) -> bool:
@@ -125,8 +134,9 @@ class TaskReport:
         return {**self.graded_dict(), "trials": [t.as_dict() for t in self.trials]}
 
     def graded_dict(self) -> dict[str, Any]:
-        """The JSON report's members for the task, without its trials."""
-        return {
+        """The JSON report's members for the task, without its trials (and the count of
+        trials whose simulated user failed, when there are any)."""
+        graded: dict[str, Any] = {
             "taskId": self.task_id,
             "score": self.score,
             "gatedScore": self.gated_score,
@@ -134,6 +144,9 @@ class TaskReport:
             "safetyFindings": [f.as_dict() for f in self.findings],
             "reasons": [r.as_dict() for r in self.reasons],
         }
+        if self.user_simulator:
+            graded["userSimulatorErrors"] = self.user_simulator
+        return graded
 
 
 @dataclass(frozen=True)
@@ -269,7 +282,7 @@ def build_report(
         max_p95_latency_ms=None if thresholds is None else thresholds.max_p95_latency_ms,
         trials=TrialsRule(plan.count, plan.pass_rule, plan.k),
         summary=summary,
-        tasks=tuple(_task(t, plan.by_id[t.task_id].trajectory, diagnostics) for t in grade.tasks),
+        tasks=tuple(_task(t, plan.by_id[t.task_id], diagnostics) for t in grade.tasks),
         gate=gate,
     )
 
@@ -298,12 +311,16 @@ def result_report(result: RunResult, *, trials: bool) -> Report:
     return build_report(result.run_id, result.agent_id, result.outline, result.summary, {})
 
 
-def _task(task: TaskGrade, expected: TrajectorySpec | None, diagnostics: Diagnostics) -> TaskReport:
+def _task(task: TaskGrade, compiled: CompiledTask, diagnostics: Diagnostics) -> TaskReport:
     task_id = task.task_id
-    trials = tuple(_trial(t, diagnostics.get((task_id, t.index), _NO_DETAIL)) for t in task.trials)
+    played = compiled.task.conversation
+    most = None if played is None else played.max_turns
+    trials = tuple(
+        _trial(t, diagnostics.get((task_id, t.index), _NO_DETAIL), most) for t in task.trials
+    )
     by_index = {t.index: t for t in trials} if task.failures else {}
     failures = tuple(
-        by_index.get(f.index) or _trial(f, diagnostics.get((task_id, f.index), _NO_DETAIL))
+        by_index.get(f.index) or _trial(f, diagnostics.get((task_id, f.index), _NO_DETAIL), most)
         for f in task.failures
     )
     return TaskReport(
@@ -318,11 +335,15 @@ def _task(task: TaskGrade, expected: TrajectorySpec | None, diagnostics: Diagnos
         findings=task.findings,
         trials=trials,
         failures=failures,
-        expected=expected,
+        expected=compiled.trajectory,
+        user_simulator=task.user_simulator,
     )
 
 
-def _trial(trial: TrialGrade, detail: Mapping[str, Any]) -> TrialReport:
+def _trial(trial: TrialGrade, detail: Mapping[str, Any], max_turns: int | None) -> TrialReport:
+    conversation = None
+    if max_turns is not None and detail:  # its reasons are worked out only for a conversation
+        conversation = conversation_report(detail, trial.reasons, max_turns)
     return TrialReport(
         trial.index,
         trial.outcome,
@@ -335,4 +356,6 @@ def _trial(trial: TrialGrade, detail: Mapping[str, Any]) -> TrialReport:
         trial.cost_usd,
         trial.latency_ms,
         detail,
+        trial.user_simulator,
+        conversation,
     )

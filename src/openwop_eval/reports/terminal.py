@@ -13,7 +13,10 @@ from rich.table import Table
 from ..base import limits
 from ..core import Problem
 from .model import Report
-from .text import failure_lines, listed_tasks, quarantine_lines, verdict_text
+from .text import failure_lines, listed_tasks, quarantine_lines, simulator_line, verdict_text
+
+USER_SIMULATOR_ERRORS = "user-simulator-errors"
+"""The gate's rule for trials whose simulated user failed: its line is :func:`simulator_line`."""
 
 
 def print_problems(console: Console, source: str, problems: Sequence[Problem]) -> None:
@@ -79,8 +82,10 @@ def print_run_table(console: Console, report: Report) -> None:
         f" gated {report.gated_aggregate_score:.3g} (pass score {report.pass_score:g});"
         f" {report.passed_count}/{len(report.tasks)} tasks passed; run {escape(report.run_id)}"
     )
+    simulator = simulator_line(report)  # the gate's count, told apart from the agent's errors
     for reason in report.reasons:
-        console.print(f"  [red]•[/red] {escape(str(reason))}")
+        said = simulator if reason.rule == USER_SIMULATOR_ERRORS and simulator else str(reason)
+        console.print(f"  [red]•[/red] {escape(said)}")
     for note in quarantine_lines(report):
         console.print(f"  [yellow]•[/yellow] {escape(note)}")
 

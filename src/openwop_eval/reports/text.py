@@ -98,6 +98,31 @@ def verdict_text(report: Report) -> str:
     return f"PASSED — {len(failed)} task{'s' if len(failed) != 1 else ''} failed: {named(failed)}"
 
 
+def simulator_line(report: Report) -> str | None:
+    """The trials that errored because their simulated user failed, counted apart from the
+    agent's errors (those only when the report lists its trials); None when there are none."""
+    failed = [t for t in report.tasks if t.user_simulator]
+    count = sum(t.user_simulator for t in failed)
+    if not count:
+        return None
+    line = (
+        f"{_trials(count)} errored because the simulated user failed, not the agent"
+        f" ({named([t.task_id for t in failed])}): the run did not complete, the gate stays shut"
+    )
+    if any(t.trials for t in report.tasks):
+        agent = sum(
+            tr.outcome == "errored" and not tr.user_simulator
+            for t in report.tasks
+            for tr in t.trials
+        )
+        line += f"; apart from them, {_trials(agent)} errored on the agent's side"
+    return line
+
+
+def _trials(count: int) -> str:
+    return f"{count} trial{'s' if count != 1 else ''}"
+
+
 def quarantine_lines(report: Report) -> list[str]:
     """What the gate policy's quarantine did: tasks passed over, and quarantines that ended."""
     return [

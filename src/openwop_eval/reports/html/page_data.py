@@ -16,6 +16,7 @@ from typing import Any
 
 from ...core import ToolCall, TrialRecord
 from ...core.alignment import Alignment, align
+from ..conversation import ConversationReport, ending
 from ..model import Report, TaskReport, TrialReport
 from ..text import quarantine_lines, verdict_text
 
@@ -87,6 +88,10 @@ def _task(task: TaskReport, pass_score: float) -> dict[str, Any]:
             "passedTrials": task.passed_trials,
             "flaky": task.flaky,
             "errored": task.errored,
+            "agentErrored": any(
+                t.outcome in ("errored", "not-run") and not t.user_simulator for t in task.trials
+            ),
+            "userSimulatorErrors": task.user_simulator,
             "trials": [_trial(task, t, pass_score) for t in task.trials],
         }
     )
@@ -98,14 +103,16 @@ def _trial(task: TaskReport, trial: TrialReport, pass_score: float) -> dict[str,
     calls = detail.get("calls") or []
     records = [ToolCall(str(c.get("tool")), c.get("args"), c.get("missed") is True) for c in calls]
     alignment = None
+    violations = trial.trajectory.violations if trial.trajectory else ()
     if task.expected is not None:
-        violations = trial.trajectory.violations if trial.trajectory else ()
         alignment = align(task.expected, records, violations)
+    # a turn's rule may forbid a call the whole path allows
+    forbidden = {v.call_index for v in violations if v.rule == "forbidden"}
     data = trial.graded_dict()
     data.update(
         {
             "gate": gate_words(trial, trial.score >= pass_score),
-            "calls": [_call(c, alignment, i) for i, c in enumerate(calls)],
+            "calls": [_call(c, alignment, i, i in forbidden) for i, c in enumerate(calls)],
             "trajectory": None if alignment is None else _steps(alignment),
             "verdicts": detail.get("verdicts") or [],
             "judgeError": detail.get("judgeError"),
@@ -118,13 +125,25 @@ def _trial(task: TaskReport, trial: TrialReport, pass_score: float) -> dict[str,
             "transcript": detail.get("transcript"),
         }
     )
+    if trial.user_simulator:  # members only some trials have: a large page stays lean
+        data["userSimulator"] = True
+    if trial.conversation is not None:
+        data["conversation"] = _conversation(trial.conversation, detail.get("errorKind"))
     return data
+
+
+def _conversation(conversation: ConversationReport, error_kind: object) -> dict[str, Any]:
+    """A conversation trial turn by turn (its calls by index into the trial's), and how it
+    ended in a sentence."""
+    return {**conversation.as_dict(), "ending": ending(conversation, error_kind)}
 
 
 def gate_words(trial: TrialReport, good: bool) -> str:
     """What the gate made of the trial, in words (``good``: its score meets the bar)."""
     if trial.outcome == "not-run":
         return "did not run: it counts as failed, score 0"
+    if trial.outcome == "errored" and trial.user_simulator:
+        return "the simulated user failed, not the agent: score 0"
     if trial.outcome == "errored":
         return "errored: score 0"
     if trial.outcome == "failed-closed":
@@ -132,14 +151,24 @@ def gate_words(trial: TrialReport, good: bool) -> str:
     answer = trial.output_score if trial.output_score is not None else trial.score
     said = f"answer correct, score {answer:g}" if good else f"answer scored {answer:g}"
     if trial.gating_score < trial.score:
-        wrong = "path wrong" if trial.trajectory and not trial.trajectory.matched else "unsafe"
-        return f"{said}; {wrong}: gating score 0"
+        return f"{said}; {_wrong(trial)}: gating score 0"
     if trial.passed:
         return f"{said}; path right: passed"
     return f"{said}: below the pass score"
 
 
-def _call(call: dict[str, Any], alignment: Alignment | None, i: int) -> dict[str, Any]:
+def _wrong(trial: TrialReport) -> str:
+    """Why the gate zeroed a trial whose answer scored."""
+    if trial.trajectory and not trial.trajectory.matched:
+        return "path wrong"
+    if any(r.rule == "turns-exhausted" for r in trial.reasons):
+        return "ran out of turns"
+    return "unsafe"
+
+
+def _call(
+    call: dict[str, Any], alignment: Alignment | None, i: int, forbidden: bool
+) -> dict[str, Any]:
     row = alignment.calls[i] if alignment is not None and i < len(alignment.calls) else None
     return {
         "tool": call.get("tool"),
@@ -148,7 +177,7 @@ def _call(call: dict[str, Any], alignment: Alignment | None, i: int) -> dict[str
         "status": call.get("status", "ok"),
         "error": call.get("error"),
         "missed": call.get("missed") is True,
-        "forbidden": row.forbidden if row else False,
+        "forbidden": forbidden or (row.forbidden if row else False),
         "step": row.step if row else None,
     }
 

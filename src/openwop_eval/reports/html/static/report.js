@@ -59,6 +59,9 @@
         const output = typeof trial.output === "string" ? trial.output : json(trial.output);
         parts.push(...trial.reasons.map(said), output, trial.error || "");
         for (const c of trial.calls) parts.push(c.tool);
+        for (const x of trial.conversation ? trial.conversation.exchanges : []) {
+          for (const v of [x.user, x.reply]) if (v !== undefined) parts.push(typeof v === "string" ? v : json(v));
+        }
       }
       blob[i] = parts.join("\n").toLowerCase();
     }
@@ -96,7 +99,11 @@
     const badges = node.querySelector(".badges");
     badges.appendChild(el("span", "badge " + (t.passed ? "pass" : "fail"), t.passed ? "passed" : "failed"));
     if (t.flaky) badges.appendChild(el("span", "badge flaky", "flaky"));
-    if (t.errored) badges.appendChild(el("span", "badge error", "errors"));
+    if (t.agentErrored) badges.appendChild(el("span", "badge error", "errors"));
+    if (t.userSimulatorErrors) {
+      const n = t.userSimulatorErrors;
+      badges.appendChild(el("span", "badge error", "simulated user failed in " + n + " trial" + (n === 1 ? "" : "s")));
+    }
     for (const f of t.safetyFindings) badges.appendChild(el("span", "badge finding", f.kind + " (" + f.severity + ")"));
     text(node, ".score", num(t.score));
     text(node, ".gated", num(t.gatedScore));
@@ -130,6 +137,9 @@
       ["gating score", (tr) => num(tr.gatingScore)],
       ["tool calls", (tr) => String(tr.calls.length)],
     ];
+    if (t.trials.some((tr) => tr.conversation)) {
+      rows.push(["turns", (tr) => tr.conversation ? String(tr.conversation.turns) : "—"]);
+    }
     for (const [name, cell] of rows) {
       const tr = el("tr");
       tr.appendChild(el("td", "", name));
@@ -147,10 +157,11 @@
     const node = clone("tpl-trial");
     node.id = "task=" + t.taskId + "/trial=" + (trial.trial + 1);
     text(node, ".title", "trial " + (trial.trial + 1));
-    text(node, ".outcome", trial.outcome + ": " + trial.gate);
+    const turns = trial.conversation ? " · " + trial.conversation.turns + " turn" + (trial.conversation.turns === 1 ? "" : "s") : "";
+    text(node, ".outcome", trial.outcome + ": " + trial.gate + turns);
     const gate = text(node, ".gate", "score " + num(trial.score) + " · gating score " + num(trial.gatingScore));
     if (trial.gatingScore < trial.score || !trial.passed) gate.classList.add("zeroed");
-    list(node, ".reasons", trial.reasons.map(said));
+    list(node, ".reasons", trial.reasons.map((r) => said(r) + inTurn(trial, r)));
     node.addEventListener("toggle", () => { if (node.open) fill(node, trial); }, { once: true });
     return node;
   }
@@ -170,8 +181,14 @@
       }
     } else diff.remove();
     const timeline = node.querySelector(".timeline");
-    trial.calls.forEach((c) => timeline.appendChild(callView(c)));
-    if (!trial.calls.length) timeline.replaceWith(el("p", "empty", "no tool calls"));
+    if (trial.conversation) {
+      text(node, ".calls-head", "conversation, turn by turn, with the tool calls of each turn");
+      text(node, ".output-head", "output: the agent's last reply");
+      timeline.replaceWith(chatView(trial));
+    } else {
+      trial.calls.forEach((c) => timeline.appendChild(callView(c)));
+      if (!trial.calls.length) timeline.replaceWith(el("p", "empty", "no tool calls"));
+    }
     const judge = node.querySelector(".judge");
     if (trial.verdicts.length || trial.judgeError) {
       const body = judge.querySelector("tbody");
@@ -187,6 +204,7 @@
     } else judge.remove();
     if (trial.error) {
       const kind = trial.errorKind === "infrastructure" ? "infrastructure, not the agent: " : "";
+      if (trial.userSimulator) text(node, ".error-head", "error of the simulated user, not the agent");
       text(node, ".error-text", kind + trial.error);
       if (trial.traceback) text(node, ".traceback", trial.traceback); else node.querySelector(".error-traceback").remove();
       if (trial.stderr) text(node, ".stderr", trial.stderr); else node.querySelector(".error-stderr").remove();
@@ -238,6 +256,55 @@
     }
     const who = str(e.role || e.type || "") + (e.tool_call_id ? " " + str(e.tool_call_id) : "");
     return [who, lines.join("\n")];
+  }
+
+  // A conversation as people read it: per turn the user's message, the calls the agent made
+  // answering it (numbered as in the whole conversation, as reasons count them), its reply;
+  // a turn where the path went wrong carries its reasons.
+  function chatView(trial) {
+    const conversation = trial.conversation;
+    const holder = el("div", "conversation");
+    const turns = el("ol", "chat");
+    for (const x of conversation.exchanges) turns.appendChild(turnView(trial, x, conversation.maxTurns));
+    holder.appendChild(turns);
+    holder.appendChild(el("p", "ended ended-" + conversation.ended, conversation.ending));
+    return holder;
+  }
+
+  function turnView(trial, x, maxTurns) {
+    const node = clone("tpl-turn");
+    const past = maxTurns !== null && x.turn >= maxTurns;  // the user spoke after the last turn
+    node.dataset.turn = String(x.turn + 1);
+    text(node, ".turn-n", past ? "after the last turn" : "turn " + (x.turn + 1));
+    const tags = node.querySelector(".tags");
+    if (x.reasons.length) {
+      node.classList.add("wrong");
+      tags.appendChild(el("span", "tag bad", "the path went wrong here"));
+    }
+    if (past) tags.appendChild(el("span", "tag bad", "not answered: out of turns"));
+    const prefix = "turn " + (x.turn + 1) + ": ";  // said by the turn's heading already
+    list(node, ".reasons", x.reasons.map((r) => { const s = said(r); return s.startsWith(prefix) ? s.slice(prefix.length) : s; }));
+    speech(node.querySelector(".msg.user"), "user" in x, x.user);
+    const timeline = node.querySelector(".timeline");
+    for (const i of x.calls) if (trial.calls[i]) timeline.appendChild(callView(trial.calls[i]));
+    if (x.calls.length) timeline.start = x.calls[0] + 1;
+    else if (past) timeline.remove();
+    else timeline.replaceWith(el("p", "empty", "no tool calls"));
+    speech(node.querySelector(".msg.agent"), "reply" in x, x.reply);
+    return node;
+  }
+
+  function inTurn(trial, reason) {  // where a reason of a conversation that does not say it was
+    if (!trial.conversation || reason.turn !== undefined) return "";
+    const at = trial.conversation.exchanges.find((x) => x.reasons.some((r) => r.message === reason.message));
+    return at ? " — in turn " + (at.turn + 1) : "";
+  }
+
+  function speech(node, present, value) {
+    if (!present) { node.remove(); return; }
+    const words = node.querySelector(".said");
+    if (typeof value === "string") words.textContent = value;
+    else { words.textContent = json(value); words.classList.add("mono"); }
   }
 
   function callView(c) {
