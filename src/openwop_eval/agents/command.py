@@ -1,6 +1,7 @@
 """``cmd:COMMAND``: an agent in any language, as a subprocess speaking JSON lines.
 
-One process per trial. Each message is one JSON object on one line.
+One process per trial — in a conversation task, one for the whole conversation. Each message
+is one JSON object on one line.
 
 runner → agent (stdin)
     {"type": "start", "taskId": "...", "trial": 0, "input": ..., "memory": [...], "tools": [...]}
@@ -16,6 +17,17 @@ agent → runner (stdout)
 Anything else on stdout, or an exit before ``final`` or ``error``, breaks the protocol and the
 trial errors. stderr is kept (the last 4 KiB) for the report.
 
+A conversation (:meth:`CommandAgent.converse`) plays each agent turn as the exchange above. The
+``start`` line also carries ``"turn": 0`` and ``"messages"``, the conversation so far
+(``{"role": "user" | "assistant", "content": TEXT}``, ending with the user message the turn
+answers); after the agent's ``final``, each next user message comes as
+
+    {"type": "user", "turn": 1, "message": "...", "messages": [...]}
+
+and the agent answers it with tool calls and another ``final`` (or ``error``). When the
+conversation ends the runner closes the agent's stdin and ends the process. An agent that exits
+after a ``final`` while the conversation goes on breaks the protocol: the trial errors.
+
 An agent that closes its input (or exits) while a message is on its way to it is judged by what
 it wrote to stdout, read to the end: whether the write or the exit came first is a race between
 two processes, and the verdict must not depend on it. Only a tool call that arrives after the
@@ -27,12 +39,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
+import signal
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
 from .base import (
     AgentProtocolError,
     AgentReply,
+    Conversation,
     ToolCallError,
     ToolMissError,
     ToolPort,
@@ -43,6 +58,9 @@ STDERR_TAIL = 4096
 LINE_LIMIT = 16 * 1024 * 1024
 STDERR_GRACE_S = 1.0
 """How long an exited agent's stderr may take to reach its end."""
+EXIT_GRACE_S = 1.0
+"""How long a conversation's agent may take to exit once its input is closed, before it is
+killed."""
 
 
 class CommandError(RuntimeError):
@@ -60,46 +78,119 @@ class CommandAgent:
 
     async def _run(self, context: TrialContext, port: ToolPort, kept: bytearray) -> AgentReply:
         async with spawned(self.command, tail=kept) as (proc, stderr):
-            delivered = await _send(
-                proc,
-                {
-                    "type": "start",
-                    "taskId": context.task_id,
-                    "trial": context.trial,
-                    "input": context.input,
-                    "memory": list(context.memory),
-                    "tools": list(context.tool_names),
-                },
-            )
-            return await self._converse(proc, port, stderr, delivered)
+            delivered = await _send(proc, _start(context))
+            return await _exchange(proc, port, stderr, delivered)
 
-    async def _converse(
-        self, proc: Any, port: ToolPort, stderr: bytearray, open_input: bool
-    ) -> AgentReply:
-        while True:
-            line = await proc.stdout.readline()
-            if not line:
-                code = await proc.wait()
-                tail = stderr.decode("utf-8", "replace").strip()[-500:]
-                raise AgentProtocolError(
-                    f"the agent exited with code {code} before sending a final message"
-                    + (f"; stderr: {tail}" if tail else "")
-                )
-            message = _decode(line)
-            kind = message.get("type")
-            if kind == "final":
-                return AgentReply(
-                    message.get("output"),
-                    _number(message, "costUsd"),
-                    _number(message, "latencyMs"),
-                )
-            if kind == "error":
-                raise CommandError(str(message.get("message", "the agent reported an error")))
-            if kind != "tool-call":
-                raise AgentProtocolError(f"unexpected message type {kind!r} from the agent")
-            if not open_input:
-                raise AgentProtocolError("the agent closed its input before the trial ended")
-            open_input = await _send(proc, await _answer(port, message))
+    def converse(self, context: TrialContext, port: ToolPort) -> Conversation:
+        """One process for the whole conversation: its first turn opens with ``start``, each
+        next one with a ``user`` line (see the module's docstring)."""
+        return _CommandConversation(self.command, port)
+
+
+class _CommandConversation:
+    def __init__(self, command: str, port: ToolPort) -> None:
+        self._command, self._port = command, port
+        self._kept = bytearray()
+        self._stack = contextlib.AsyncExitStack()
+        self._proc: Any = None
+
+    async def reply(self, context: TrialContext) -> AgentReply:
+        with kept_stderr(self._kept):
+            try:
+                if self._proc is None:
+                    spawn = spawned(self._command, tail=self._kept)
+                    self._proc, _ = await self._stack.enter_async_context(spawn)
+                    delivered = await _send(self._proc, _start(context))
+                else:
+                    delivered = await _send(self._proc, _user(context))
+                return await _exchange(self._proc, self._port, self._kept, delivered, context.turn)
+            except BaseException:  # the conversation ends here: reaped, its stderr tail whole
+                await self.aclose()
+                raise
+
+    async def aclose(self) -> None:
+        proc = self._proc
+        if proc is not None:
+            with contextlib.suppress(OSError):
+                proc.stdin.close()  # end of input: the agent may exit on its own
+            if proc.returncode is None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(proc.wait(), EXIT_GRACE_S)
+        await self._stack.aclose()  # killed if still running, and reaped
+
+
+def _start(context: TrialContext) -> dict[str, Any]:
+    message: dict[str, Any] = {
+        "type": "start",
+        "taskId": context.task_id,
+        "trial": context.trial,
+        "input": context.input,
+        "memory": list(context.memory),
+        "tools": list(context.tool_names),
+    }
+    if context.turn is not None:  # a conversation's first turn; one exchange is unchanged
+        message.update(turn=context.turn, messages=_messages(context))
+    return message
+
+
+def _user(context: TrialContext) -> dict[str, Any]:
+    """A conversation's next user message, after the agent's ``final``."""
+    return {
+        "type": "user",
+        "turn": context.turn,
+        "message": context.user_message,
+        "messages": _messages(context),
+    }
+
+
+def _messages(context: TrialContext) -> list[dict[str, Any]]:
+    return [dict(message) for message in context.messages]
+
+
+async def _exchange(
+    proc: Any, port: ToolPort, stderr: bytearray, open_input: bool, turn: int | None = None
+) -> AgentReply:
+    """The agent's tool calls, each answered, up to its ``final`` (``turn``: the conversation
+    turn it answers, None for one exchange)."""
+    answered = False
+    while True:
+        line = await proc.stdout.readline()
+        if not line:
+            raise _exited(await proc.wait(), stderr, turn, answered)
+        message = _decode(line)
+        kind = message.get("type")
+        if kind == "final":
+            return AgentReply(
+                message.get("output"),
+                _number(message, "costUsd"),
+                _number(message, "latencyMs"),
+            )
+        if kind == "error":
+            raise CommandError(str(message.get("message", "the agent reported an error")))
+        if kind != "tool-call":
+            raise AgentProtocolError(f"unexpected message type {kind!r} from the agent")
+        if not open_input:
+            raise AgentProtocolError("the agent closed its input before the trial ended")
+        open_input = await _send(proc, await _answer(port, message))
+        answered = True
+
+
+def _exited(code: int, stderr: bytearray, turn: int | None, answered: bool) -> AgentProtocolError:
+    tail = stderr.decode("utf-8", "replace").strip()[-500:]
+    said = f"; stderr: {tail}" if tail else ""
+    if turn is None:
+        return AgentProtocolError(
+            f"the agent exited with code {code} before sending a final message{said}"
+        )
+    if turn > 0 and not answered:
+        return AgentProtocolError(
+            f"the agent exited with code {code} after its final message while the conversation"
+            f" went on: the user message of turn {turn} had no answer (a conversation's agent"
+            f" reads the next user line){said}"
+        )
+    return AgentProtocolError(
+        f"the agent exited with code {code} in turn {turn} before sending a final message{said}"
+    )
 
 
 async def _answer(port: ToolPort, message: dict[str, Any]) -> dict[str, Any]:
@@ -116,10 +207,11 @@ async def _answer(port: ToolPort, message: dict[str, Any]) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def kept_stderr() -> Iterator[bytearray]:
-    """A buffer for an agent's stderr tail; an exception leaving the block carries the tail
-    as its ``stderr`` (for the trial's diagnostics: the local report, never an event)."""
-    kept = bytearray()
+def kept_stderr(kept: bytearray | None = None) -> Iterator[bytearray]:
+    """A buffer for an agent's stderr tail (``kept``, or a new one); an exception leaving the
+    block carries the tail as its ``stderr`` (for the trial's diagnostics: the local report,
+    never an event)."""
+    kept = bytearray() if kept is None else kept
     try:
         yield kept
     except Exception as exc:
@@ -143,6 +235,7 @@ async def spawned(
         stderr=asyncio.subprocess.PIPE,
         limit=LINE_LIMIT,
         env=env,
+        start_new_session=True,  # a process group of its own: see _kill
     )
     stderr = bytearray() if tail is None else tail
     drain = asyncio.create_task(drain_tail(proc.stderr, stderr))
@@ -151,12 +244,22 @@ async def spawned(
     finally:
         exited = proc.returncode is not None
         if not exited:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
+            _kill(proc)
         await proc.wait()
         if exited:  # the rest of its stderr, for the tail: bounded, a child may hold it open
             await asyncio.wait({drain}, timeout=STDERR_GRACE_S)
         drain.cancel()
+
+
+def _kill(proc: Any) -> None:
+    """The shell and what it started: a shell that runs its command as a child rather than
+    in its own place (dash does) would leave the agent running, holding the pipes the
+    process's reaping waits on."""
+    if hasattr(os, "killpg"):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        proc.kill()
 
 
 def _failure(call_id: Any, kind: str, message: str) -> dict[str, Any]:

@@ -8,6 +8,10 @@ exactly as to any agent — and its result goes back to the model, until the mod
 without tool calls: that answer's text is the output. The loop (turns, retries, tool calls,
 cost, errors) is this module's whatever the API; the shapes of requests and replies are the
 API's :class:`~.openai_messages.Wire`'s. See ``docs/openai-agent.md``.
+
+A conversation task is one chat (:meth:`OpenAIAgent.converse`): each user message is appended
+to it, after every earlier turn's messages, tool calls and tool results, and the loop runs
+again; each turn's reply reports what that turn exchanged and cost.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from ..llm.chat import DEFAULT_BASE_URL, Backoff, ChatEndpoint, env_value
 from .base import (
     AgentReply,
     AgentSpecError,
+    Conversation,
     ToolCallError,
     ToolMissError,
     ToolPort,
@@ -37,6 +42,7 @@ from .openai_messages import (
     ToolRequest,
     Transcript,
     Wire,
+    opening,
     parse_arguments,
 )
 from .openai_responses import ResponsesWire
@@ -185,13 +191,7 @@ class OpenAIAgent:
     async def run(self, context: TrialContext, port: ToolPort) -> AgentReply:
         definitions, table = self.offer(context.tool_names)
         transcript = Transcript(self.model, self.base_url, table, [], self.wire.name)
-        endpoint = ChatEndpoint(
-            self.base_url,
-            self._api_key,
-            timeout=self.timeout,
-            client=self._client,
-            api=self.wire.endpoint,
-        )
+        endpoint = self.endpoint()
         try:
             transcript.messages += self.wire.first(context.input, self.catalog.system_prompt)
             return await self._loop(endpoint, transcript, definitions, port)
@@ -200,16 +200,32 @@ class OpenAIAgent:
         finally:
             await endpoint.aclose()
 
+    def converse(self, context: TrialContext, port: ToolPort) -> Conversation:
+        """One chat for the whole conversation (see the module's docstring)."""
+        return _Chat(self, port, context.tool_names)
+
+    def endpoint(self) -> ChatEndpoint:
+        return ChatEndpoint(
+            self.base_url,
+            self._api_key,
+            timeout=self.timeout,
+            client=self._client,
+            api=self.wire.endpoint,
+        )
+
     async def _loop(
         self,
         endpoint: ChatEndpoint,
         transcript: Transcript,
         definitions: list[Message],
         port: ToolPort,
+        steps: int = 0,
     ) -> AgentReply:
+        """Model turns until an answer; ``steps``: the conversation's model turns before this
+        one (the ids of calls a server sent without one stay unique in the chat)."""
         for turn in range(1, self.max_turns + 1):
             body = await self._complete(endpoint, transcript, definitions)
-            reply = self.wire.read(body, turn)
+            reply = self.wire.read(body, steps + turn)
             transcript.messages += self.wire.echo(reply)
             if not reply.calls:
                 if reply.content is None:
@@ -232,7 +248,8 @@ class OpenAIAgent:
     ) -> Mapping[str, Any]:
         """One model turn: the reply's body, after the retries it took."""
         temperature = self.catalog.temperature
-        payload = self.wire.request(self.model, transcript.messages, definitions, temperature)
+        conversation = transcript.conversation()
+        payload = self.wire.request(self.model, conversation, definitions, temperature)
         failures: list[str] = []
         for attempt in range(1, self.max_attempts + 1):
             result = await endpoint.post(payload)
@@ -281,6 +298,47 @@ class OpenAIAgent:
 
     def _error(self, message: str, transcript: Transcript) -> OpenAIAgentError:
         return OpenAIAgentError(message, transcript.as_dict(self.price))
+
+
+class _Chat:
+    """A conversation's chat: the messages of its turns so far, sent again with each new one;
+    the endpoint's connections kept for every turn."""
+
+    def __init__(self, agent: OpenAIAgent, port: ToolPort, tool_names: tuple[str, ...]) -> None:
+        self._agent, self._port = agent, port
+        self._definitions, self._table = agent.offer(tool_names)
+        self._endpoint = agent.endpoint()
+        self._history: list[Message] = []
+        self._steps = 0
+
+    async def reply(self, context: TrialContext) -> AgentReply:
+        agent = self._agent
+        transcript = Transcript(
+            agent.model, agent.base_url, self._table, [], agent.wire.name, earlier=self._history
+        )
+        try:
+            transcript.messages += self._said(context)
+            return await agent._loop(
+                self._endpoint, transcript, self._definitions, self._port, self._steps
+            )
+        except ModelReplyError as exc:
+            raise agent._error(str(exc), transcript) from None
+        finally:
+            self._history = transcript.conversation()
+            self._steps += len(transcript.turns)
+
+    def _said(self, context: TrialContext) -> list[Message]:
+        """What this turn adds: the system prompt and the first user message, then each next
+        user message."""
+        text = context.user_message
+        if text is None:
+            raise ModelReplyError("a conversation turn came without a user message")
+        if not self._history:
+            return opening(context.input, self._agent.catalog.system_prompt, context.messages)
+        return [{"role": "user", "content": text}]
+
+    async def aclose(self) -> None:
+        await self._endpoint.aclose()
 
 
 def _tool_error(kind: str, message: str) -> dict[str, JSON]:

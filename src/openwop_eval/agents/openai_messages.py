@@ -9,7 +9,7 @@ Everything here reads what an endpoint sent, so every shape is checked and a wro
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -90,6 +90,17 @@ def first_messages(
         text = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)
     head = [{"role": "system", "content": system_prompt}] if system_prompt is not None else []
     return [*head, {"role": "user", "content": text}]
+
+
+def opening(
+    task_input: JSON, system_prompt: str | None, messages: Sequence[Mapping[str, JSON]]
+) -> list[Message]:
+    """A conversation's start: its system prompt (``input.system``, else ``system_prompt``)
+    and its ``messages`` so far, which read the same in either API."""
+    if isinstance(task_input, dict) and isinstance(task_input.get("system"), str):
+        system_prompt = task_input["system"]
+    head = [{"role": "system", "content": system_prompt}] if system_prompt is not None else []
+    return [*head, *(dict(message) for message in messages)]
 
 
 def _given_messages(value: JSON, shape: Shape | None) -> list[Message]:
@@ -201,13 +212,21 @@ class Transcript:
     functions: dict[str, str]
     """Function name → OpenWOP tool name, for the tools offered."""
     messages: list[Message]
-    """The conversation as the next request sends it: chat messages or Responses items."""
+    """What this trial (a conversation: this turn) sent and received: chat messages or
+    Responses items."""
     api: ApiName = "chat"
     turns: list[dict[str, JSON]] = field(default_factory=list)
     prompt_tokens: int = 0
     completion_tokens: int = 0
     usage_complete: bool = True
     """False once a reply came without usable token counts: the cost is then unknown."""
+    earlier: list[Message] = field(default_factory=list)
+    """A conversation: its earlier turns' messages, sent before :attr:`messages` in every
+    request and reported with their own turns."""
+
+    def conversation(self) -> list[Message]:
+        """The conversation as the next request sends it."""
+        return [*self.earlier, *self.messages]
 
     def received(self, served: Served, retries: list[str]) -> None:
         counts = served.tokens

@@ -35,7 +35,7 @@ from .base import (
     ToolPort,
     TrialContext,
 )
-from .frameworks import adapt
+from .frameworks import adapt, conversation_of
 from .mcp.servers import TrialMcp
 
 MAX_ABANDONED_CALLS: Final = 16
@@ -129,20 +129,32 @@ class PythonAgent:
 
     def converse(self, context: TrialContext, port: ToolPort) -> Conversation:
         """A conversation: one call per turn with the messages so far, and the same MCP
-        servers for every turn (they end with the conversation)."""
-        return _Conversation(self, port, TrialMcp(context, port, asyncio.get_running_loop()))
+        servers for every turn (they end with the conversation). An adapted framework agent
+        plays it with its own history of it (:func:`.frameworks.conversation_of`)."""
+        mcp = TrialMcp(context, port, asyncio.get_running_loop())
+        return _Conversation(self, port, mcp, conversation_of(self.fn))
 
-    async def turn(self, context: TrialContext, port: ToolPort, mcp: TrialMcp) -> AgentReply:
-        """One call of the callable: with the input, or a conversation's messages so far."""
-        if inspect.iscoroutinefunction(self.fn):
-            result = await self.fn(_argument(context), AsyncTools(port, context, mcp))
+    async def turn(
+        self,
+        context: TrialContext,
+        port: ToolPort,
+        mcp: TrialMcp,
+        fn: Callable[..., Any] | None = None,
+    ) -> AgentReply:
+        """One call of the callable (or of ``fn``, a conversation's own): with the input, or a
+        conversation's messages so far."""
+        fn = self.fn if fn is None else fn
+        if inspect.iscoroutinefunction(fn):
+            result = await fn(_argument(context), AsyncTools(port, context, mcp))
         else:
-            result = await self._in_thread(context, port, mcp)
+            result = await self._in_thread(fn, context, port, mcp)
             if inspect.isawaitable(result):
                 result = await result
         return result if isinstance(result, AgentReply) else AgentReply(result)
 
-    async def _in_thread(self, context: TrialContext, port: ToolPort, mcp: TrialMcp) -> Any:
+    async def _in_thread(
+        self, fn: Callable[..., Any], context: TrialContext, port: ToolPort, mcp: TrialMcp
+    ) -> Any:
         if self.abandoned >= MAX_ABANDONED_CALLS:
             raise AgentStalledError(
                 f"{self.abandoned} calls of the agent are still running past their timeouts"
@@ -154,7 +166,7 @@ class PythonAgent:
 
         def call() -> None:
             try:
-                outcome: tuple[bool, Any] = (True, self.fn(_argument(context), tools))
+                outcome: tuple[bool, Any] = (True, fn(_argument(context), tools))
             except BaseException as exc:  # the trial's, raised there
                 outcome = (False, exc)
             with self._lock:
@@ -197,11 +209,13 @@ def _argument(context: TrialContext) -> Any:
 
 
 class _Conversation:
-    def __init__(self, agent: PythonAgent, port: ToolPort, mcp: TrialMcp) -> None:
-        self._agent, self._port, self._mcp = agent, port, mcp
+    def __init__(
+        self, agent: PythonAgent, port: ToolPort, mcp: TrialMcp, fn: Callable[..., Any] | None
+    ) -> None:
+        self._agent, self._port, self._mcp, self._fn = agent, port, mcp, fn
 
     async def reply(self, context: TrialContext) -> AgentReply:
-        return await self._agent.turn(context, self._port, self._mcp)
+        return await self._agent.turn(context, self._port, self._mcp, self._fn)
 
     async def aclose(self) -> None:
         self._mcp.close()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..core import JSON
-from .base import Agent, AgentReply, ToolPort, TrialContext
+from .base import Agent, AgentReply, Conversation, ToolPort, TrialContext, conversation_with
 
 
 class RenamedPort:
@@ -41,6 +41,10 @@ class RenamingAgent:
 
     async def run(self, context: TrialContext, port: ToolPort) -> AgentReply:
         return await self.agent.run(context, RenamedPort(port, self.renames))
+
+    def converse(self, context: TrialContext, port: ToolPort) -> Conversation:
+        """A conversation task: the agent's own session (or one run per turn), renamed alike."""
+        return conversation_with(self.agent, context, RenamedPort(port, self.renames))
 
 
 def with_renames(agent: Agent, renames: Mapping[str, str]) -> Agent:

@@ -7,6 +7,10 @@ tool's own name instead of running the tool's function, so fixtures, misses, liv
 trajectories apply exactly as to any agent. A framework's tool names are renamed to the
 suite's by the run's tool map (``--tool-map``), as for every agent form.
 
+In a conversation task an adapted agent keeps the framework's own history of the conversation
+(:func:`conversation_of`): each turn gives the framework the turns before it in the framework's
+form — with their tool calls and results — and the user's new message.
+
 Each framework is an optional extra (``openwop-eval[agents-sdk]``, ``[langgraph]``,
 ``[pydantic-ai]``) imported only when an object of it is given: an object is recognized by its
 type's module, so recognizing it imports nothing.
@@ -22,6 +26,11 @@ from ..base import AsyncTools
 
 FrameworkAgent = Callable[[Any, AsyncTools], Awaitable[Any]]
 """What an adapter gives back: an ``async`` Python agent ``(input, tools) -> output``."""
+Start = Callable[[], FrameworkAgent]
+"""What starts one conversation: the ``async`` agent that plays its turns, in order."""
+
+_CONVERSATION = "__openwop_eval_conversation__"
+"""The attribute of an adapted agent holding its :data:`Start`."""
 
 ADAPTERS: tuple[tuple[str, str], ...] = (
     ("agents", "openai_agents_sdk"),
@@ -46,3 +55,16 @@ def adapt(obj: object) -> FrameworkAgent | None:
             if found is not None:
                 return found
     return None
+
+
+def conversing(agent: FrameworkAgent, start: Start) -> FrameworkAgent:
+    """``agent``, marked as playing a conversation with what ``start`` gives."""
+    setattr(agent, _CONVERSATION, start)
+    return agent
+
+
+def conversation_of(agent: Callable[..., Any]) -> FrameworkAgent | None:
+    """For an adapted framework agent, a new conversation's ``async (messages, tools)`` agent,
+    which keeps the framework's history of it across turns; None for any other callable."""
+    start = getattr(agent, _CONVERSATION, None)
+    return start() if callable(start) else None

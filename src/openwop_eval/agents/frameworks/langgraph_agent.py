@@ -16,6 +16,11 @@ goes on. The task's input becomes the graph's: an object with ``messages`` is th
 input as it is, anything else one user message (:func:`.shared.prompt`). The output is the
 state's ``structured_response`` when there is one, else the text of the last AI message; the
 transcript is the run's messages in the OpenAI chat format.
+
+A conversation runs on one ``thread_id`` of its own: each turn's input is the ``messages`` of
+the state the turn before ended with (the earlier turns with their tool calls and results)
+and the user's new message, as a graph with or without a checkpointer continues a chat. Each
+turn's transcript is the messages that turn added.
 """
 
 from __future__ import annotations
@@ -44,7 +49,7 @@ from ..base import (
     ToolCallError,
     ToolMissError,
 )
-from . import FrameworkAgent, shared
+from . import FrameworkAgent, conversing, shared
 
 Answer: TypeAlias = ToolMessage | Command[Any]
 Execute: TypeAlias = Callable[[ToolCallRequest], Awaitable[Answer]]
@@ -81,23 +86,57 @@ def adapt(obj: object) -> FrameworkAgent | None:
         )
 
     async def run(task_input: JSON, tools: AsyncTools) -> AgentReply:
-        # A thread of its own, for a graph compiled with a checkpointer.
-        config = RunnableConfig(configurable={"thread_id": f"openwop-eval-{uuid.uuid4()}"})
-        token = _TRIAL.set(_Trial(tools, asyncio.Lock()))
-        state: Any = None
-        try:  # step by step, so a run that fails still shows what it exchanged
-            steps = graph.astream(graph_input(task_input), config, stream_mode="values")
-            async for step in steps:
-                state = step
-        except Exception as exc:  # the messages so far go to the report with its error
-            shared.attach_transcript(exc, _transcript(state))
-            shared.raise_infrastructure(exc)
-            raise
-        finally:
-            _TRIAL.reset(token)
-        return reply_of(state)
+        return reply_of(await _streamed(graph, graph_input(task_input), _thread(), tools))
 
-    return run
+    return conversing(run, lambda: _Chat(graph).turn)
+
+
+def _thread() -> RunnableConfig:
+    """A thread of its own, for a graph compiled with a checkpointer."""
+    return RunnableConfig(configurable={"thread_id": f"openwop-eval-{uuid.uuid4()}"})
+
+
+async def _streamed(
+    graph: Pregel[Any, Any, Any, Any],
+    given: dict[str, Any],
+    config: RunnableConfig,
+    tools: AsyncTools,
+) -> Any:
+    """The graph's final state for ``given``, its tool calls routed."""
+    token = _TRIAL.set(_Trial(tools, asyncio.Lock()))
+    state: Any = None
+    try:  # step by step, so a run that fails still shows what it exchanged
+        async for step in graph.astream(given, config, stream_mode="values"):
+            state = step
+    except Exception as exc:  # the messages so far go to the report with its error
+        shared.attach_transcript(exc, _transcript(state))
+        shared.raise_infrastructure(exc)
+        raise
+    finally:
+        _TRIAL.reset(token)
+    return state
+
+
+class _Chat:
+    """One conversation: its thread, and the messages its last turn's state ended with."""
+
+    def __init__(self, graph: Pregel[Any, Any, Any, Any]) -> None:
+        self.graph, self.config = graph, _thread()
+        self.messages: list[BaseMessage] | None = None
+
+    async def turn(self, messages: JSON, tools: AsyncTools) -> AgentReply:
+        context = tools.context
+        if self.messages is None:  # the first turn: the conversation so far, as it is given
+            given: list[Any] = [dict(m) for m in context.messages]
+            before = 0
+        else:
+            new = {"role": "user", "content": context.user_message or ""}
+            given, before = [*self.messages, new], len(self.messages)
+        state = await _streamed(self.graph, {"messages": given}, self.config, tools)
+        reply = reply_of(state)
+        self.messages = _messages(state)
+        transcript = shared.transcript_json(convert_to_openai_messages(self.messages[before:]))
+        return AgentReply(reply.output, transcript=transcript)
 
 
 def graph_input(task_input: JSON) -> dict[str, Any]:

@@ -14,6 +14,11 @@ such as computer or shell) and an agent's ``mcp_servers``, whose tools reach the
 themselves (give such an agent the trial's MCP servers: ``tools.mcp_servers()``). An
 agent used as a tool (``Agent.as_tool``) is a function tool like another: its calls go to the
 boundary, not to the inner agent.
+
+A conversation is continued as the SDK's documentation does it: each turn runs the agent that
+spoke last (``result.last_agent``, after a handoff the one handed to) on the run's input list
+(``result.to_input_list()``: the earlier turns with their tool calls and results) and the
+user's new message. Each turn's transcript is the items that turn added.
 """
 
 from __future__ import annotations
@@ -22,7 +27,16 @@ import dataclasses
 import functools
 from typing import Any
 
-from agents import Agent, FunctionTool, Handoff, ItemHelpers, RunContextWrapper, Runner
+from agents import (
+    Agent,
+    FunctionTool,
+    Handoff,
+    ItemHelpers,
+    RunContextWrapper,
+    Runner,
+    RunResult,
+    TResponseInputItem,
+)
 from agents.exceptions import AgentsException
 from agents.tool import maybe_invoke_function_tool_failure_error_function
 from agents.tool_context import ToolContext
@@ -30,7 +44,7 @@ from agents.tool_context import ToolContext
 from ...core import JSON
 from ..base import AgentReply, AgentSpecError, AsyncTools, ToolCallError, ToolMissError
 from ..openai_messages import parse_arguments
-from . import FrameworkAgent, shared
+from . import FrameworkAgent, conversing, shared
 
 
 def adapt(obj: object) -> FrameworkAgent | None:
@@ -39,13 +53,47 @@ def adapt(obj: object) -> FrameworkAgent | None:
     if not isinstance(obj, Agent):
         return None
     _check(obj, set())
-    return functools.partial(_run, obj)
+    return conversing(functools.partial(_run, obj), functools.partial(_chat, obj))
 
 
 async def _run(agent: Agent[Any], task_input: JSON, tools: AsyncTools) -> AgentReply:
-    routed = _Routing(tools).agent(agent)
+    result = await _played(_Routing(tools).agent(agent), shared.prompt(task_input))
+    transcript = shared.transcript_json(result.to_input_list())
+    return AgentReply(_output(result, transcript), transcript=transcript)
+
+
+def _chat(agent: Agent[Any]) -> FrameworkAgent:
+    """A new conversation's agent (a function of the module: it pickles, as ``_run`` does)."""
+    return _Chat(agent).turn
+
+
+class _Chat:
+    """One conversation: the run's input list so far, and the agent that spoke last."""
+
+    def __init__(self, agent: Agent[Any]) -> None:
+        self.agent = agent
+        self.routing: _Routing | None = None
+        self.items: list[TResponseInputItem] = []
+
+    async def turn(self, messages: JSON, tools: AsyncTools) -> AgentReply:
+        if self.routing is None:  # the first turn: the conversation so far, as it is given
+            self.routing = _Routing(tools)
+            self.agent = self.routing.agent(self.agent)
+            given: list[Any] = [dict(m) for m in tools.context.messages]
+        else:
+            self.routing.tools = tools  # this turn's context; the same boundary
+            given = [*self.items, {"role": "user", "content": tools.context.user_message or ""}]
+        result = await _played(self.agent, given)
+        added = len(given) - 1  # the turn's items: the user's message and what answered it
+        self.items, self.agent = result.to_input_list(), result.last_agent
+        transcript = shared.transcript_json(self.items[added:])
+        return AgentReply(_output(result, transcript), transcript=transcript)
+
+
+async def _played(routed: Agent[Any], given: str | list[Any]) -> RunResult:
+    """One ``Runner.run``; what it exchanged goes with its error."""
     try:
-        result = await Runner.run(routed, shared.prompt(task_input))
+        return await Runner.run(routed, given)
     except AgentsException as exc:  # the run's items so far go to the report with its error
         if exc.run_data is not None:
             data = exc.run_data
@@ -56,7 +104,9 @@ async def _run(agent: Agent[Any], task_input: JSON, tools: AsyncTools) -> AgentR
     except Exception as exc:  # the model's client, after its own retries
         shared.raise_infrastructure(exc)
         raise
-    transcript = shared.transcript_json(result.to_input_list())
+
+
+def _output(result: RunResult, transcript: JSON) -> JSON:
     if result.interruptions:
         waiting = sorted({item.tool_name or "?" for item in result.interruptions})
         raise shared.FrameworkRunError(
@@ -64,8 +114,7 @@ async def _run(agent: Agent[Any], task_input: JSON, tools: AsyncTools) -> AgentR
             " approval cannot be evaluated unattended",
             transcript,
         )
-    output = shared.output_json(result.final_output, "the agent's final output")
-    return AgentReply(output, transcript=transcript)
+    return shared.output_json(result.final_output, "the agent's final output")
 
 
 def _refusal(agent: Agent[Any]) -> str | None:

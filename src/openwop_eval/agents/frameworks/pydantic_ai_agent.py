@@ -15,6 +15,11 @@ routed: the provider's native tools (web search and the like), which the provide
 deferred calls (an ``ExternalToolset``'s, one that needs approval), which end the run as they
 would. An MCP server of the agent is still connected to list its tools; only its calls are
 routed.
+
+A conversation is continued as Pydantic AI's documentation does it: each turn runs the agent
+with the user's new message as its prompt and ``message_history=result.all_messages()`` of the
+turn before (the earlier turns with their tool calls and results). Each turn's transcript is
+``result.new_messages()``.
 """
 
 from __future__ import annotations
@@ -26,37 +31,89 @@ from dataclasses import dataclass
 from typing import Any
 
 from pydantic_ai import capture_run_messages
-from pydantic_ai.agent import AbstractAgent
+from pydantic_ai.agent import AbstractAgent, AgentRunResult
 from pydantic_ai.capabilities import AbstractCapability, CapabilityOrdering
 from pydantic_ai.exceptions import ToolFailed
-from pydantic_ai.messages import ModelMessagesTypeAdapter
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelMessagesTypeAdapter,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+)
 from pydantic_ai.tools import RunContext
 from pydantic_ai.toolsets import AbstractToolset, WrapperToolset
 from pydantic_ai.toolsets.abstract import ToolsetTool
 
 from ...core import JSON
 from ..base import AgentReply, AsyncTools, ToolCallError, ToolMissError
-from . import FrameworkAgent, shared
+from . import FrameworkAgent, conversing, shared
 
 
 def adapt(obj: object) -> FrameworkAgent | None:
     """The Python agent that runs the Pydantic AI agent ``obj``, or ``None`` for anything else."""
     if not isinstance(obj, AbstractAgent):
         return None
-    return functools.partial(_run, obj)
+    return conversing(functools.partial(_run, obj), functools.partial(_chat, obj))
 
 
 async def _run(agent: AbstractAgent[Any, Any], task_input: JSON, tools: AsyncTools) -> AgentReply:
+    result = await _played(agent, shared.prompt(task_input), None, tools)
+    transcript: JSON = json.loads(result.all_messages_json())
+    return AgentReply(
+        shared.output_json(result.output, "the agent's output"), transcript=transcript
+    )
+
+
+def _chat(agent: AbstractAgent[Any, Any]) -> FrameworkAgent:
+    """A new conversation's agent (a function of the module: it pickles, as ``_run`` does)."""
+    return _Chat(agent).turn
+
+
+class _Chat:
+    """One conversation: the messages of its turns so far, as Pydantic AI keeps them."""
+
+    def __init__(self, agent: AbstractAgent[Any, Any]) -> None:
+        self.agent = agent
+        self.history: list[ModelMessage] | None = None
+
+    async def turn(self, messages: JSON, tools: AsyncTools) -> AgentReply:
+        context = tools.context
+        history = _history(context.messages[:-1]) if self.history is None else self.history
+        result = await _played(self.agent, context.user_message or "", history, tools)
+        self.history = result.all_messages()
+        transcript: JSON = json.loads(result.new_messages_json())
+        return AgentReply(
+            shared.output_json(result.output, "the agent's output"), transcript=transcript
+        )
+
+
+def _history(messages: Any) -> list[ModelMessage] | None:
+    """A conversation's messages before the first turn the agent plays (none, as the runner
+    plays it), in Pydantic AI's form."""
+    found: list[ModelMessage] = [
+        ModelRequest.user_text_prompt(str(m.get("content")))
+        if m.get("role") == "user"
+        else ModelResponse(parts=[TextPart(str(m.get("content")))])
+        for m in messages
+    ]
+    return found or None
+
+
+async def _played(
+    agent: AbstractAgent[Any, Any],
+    prompt: str,
+    history: list[ModelMessage] | None,
+    tools: AsyncTools,
+) -> AgentRunResult[Any]:
+    """One ``agent.run``, its tools routed; what it exchanged goes with its error."""
     with capture_run_messages() as messages:
         try:
-            result = await agent.run(shared.prompt(task_input), capabilities=[_Route(tools)])
+            return await agent.run(prompt, message_history=history, capabilities=[_Route(tools)])
         except Exception as exc:  # the messages so far go to the report with its error
             shared.attach_transcript(exc, _messages_json(messages))
             shared.raise_infrastructure(exc)
             raise
-    transcript: JSON = json.loads(result.all_messages_json())
-    output = shared.output_json(result.output, "the agent's output")
-    return AgentReply(output, transcript=transcript)
 
 
 def _messages_json(messages: list[Any]) -> JSON:

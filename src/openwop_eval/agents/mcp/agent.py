@@ -15,6 +15,12 @@ The task's input goes to the command on stdin, as JSON; what it writes to stdout
 output (JSON when the whole of it parses, else the text, without its trailing newline). A
 command that exits with a non-zero status fails the trial with that status and the tail of
 its stderr.
+
+A conversation task (:meth:`McpAgent.converse`) runs the command once per agent turn, with
+the conversation so far on stdin — a JSON array of ``{"role": "user" | "assistant",
+"content": TEXT}`` ending with the user message the turn answers, as a Python agent gets it —
+and keeps the trial's servers (the same addresses, the same config file) for every turn: they
+end with the conversation. Each call through them is attributed to the turn it is made in.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...base.limits import MAX_OUTPUT_CHARS
-from ..base import AgentReply, AgentSpecError, ToolPort, TrialContext
+from ..base import AgentReply, AgentSpecError, Conversation, ToolPort, TrialContext
 from ..command import kept_stderr, spawned
 from ..tool_catalog import ToolCatalog, ToolSpec, live_declarations
 from .listing import TrialTools
@@ -92,6 +98,18 @@ class McpAgent:
         return cls(command, specs=options.specs(), transport=options.transport)
 
     async def run(self, context: TrialContext, port: ToolPort) -> AgentReply:
+        with contextlib.ExitStack() as stack:
+            servers, config = await self.serve(context, port, stack)
+            return await self.play(context, servers, config)
+
+    def converse(self, context: TrialContext, port: ToolPort) -> Conversation:
+        """The command once per turn, the trial's servers kept for the whole conversation."""
+        return _McpConversation(self, context, port)
+
+    async def serve(
+        self, context: TrialContext, port: ToolPort, stack: contextlib.ExitStack
+    ) -> tuple[TrialServers, Path]:
+        """The trial's servers and their config file, until ``stack`` closes."""
         from .hub import McpHub  # the MCP SDK, on first use
 
         hub = McpHub.running()
@@ -103,19 +121,20 @@ class McpAgent:
             asyncio.get_running_loop(),
             described(context.tool_listing, self.specs),
         )
-        with hub.serving(trial) as servers, tempfile.TemporaryDirectory() as tmp:
-            config = Path(tmp) / "mcp.json"
-            config.write_text(json.dumps(servers.config(self.transport), indent=2) + "\n")
-            return await self._play(context, servers, config)
+        servers = stack.enter_context(hub.serving(trial))
+        config = Path(stack.enter_context(tempfile.TemporaryDirectory())) / "mcp.json"
+        config.write_text(json.dumps(servers.config(self.transport), indent=2) + "\n")
+        return servers, config
 
-    async def _play(self, context: TrialContext, servers: TrialServers, config: Path) -> AgentReply:
+    async def play(self, context: TrialContext, servers: TrialServers, config: Path) -> AgentReply:
+        """One run of the command: the task's input (a conversation's messages) on stdin."""
         command = self.command.replace("{mcp_config}", shlex.quote(str(config))).replace(
             "{mcp_url}", shlex.quote(servers.url)
         )
         env = {**os.environ, CONFIG_ENV: str(config), URL_ENV: servers.url}
         with kept_stderr() as kept:
             async with spawned(command, env, tail=kept) as (proc, stderr):
-                await _feed(proc, json.dumps(context.input, ensure_ascii=False).encode())
+                await _feed(proc, json.dumps(_stdin(context), ensure_ascii=False).encode())
                 stdout = await _read_bounded(proc.stdout)
                 code = await proc.wait()
         if code != 0:
@@ -126,6 +145,31 @@ class McpAgent:
             error.stderr = tail  # type: ignore[attr-defined]
             raise error
         return AgentReply(_output(stdout))
+
+
+class _McpConversation:
+    """A conversation's servers, opened for its first turn and closed with it."""
+
+    def __init__(self, agent: McpAgent, context: TrialContext, port: ToolPort) -> None:
+        self._agent, self._context, self._port = agent, context, port
+        self._stack = contextlib.ExitStack()
+        self._served: tuple[TrialServers, Path] | None = None
+
+    async def reply(self, context: TrialContext) -> AgentReply:
+        if self._served is None:
+            self._served = await self._agent.serve(self._context, self._port, self._stack)
+        servers, config = self._served
+        return await self._agent.play(context, servers, config)
+
+    async def aclose(self) -> None:
+        self._stack.close()
+
+
+def _stdin(context: TrialContext) -> Any:
+    """The task's input; in a conversation, its messages so far."""
+    if context.turn is None:
+        return context.input
+    return [dict(message) for message in context.messages]
 
 
 async def _feed(proc: Any, data: bytes) -> None:
