@@ -274,3 +274,7 @@ def test_an_endpoint_gone_mid_conversation_is_infrastructure(
     assert len(endpoint.requests) == 3 + 4  # turn 1, then every attempt at turn 2
     completed = next(e for e in ran.events if e["type"] == "agent.invocation-completed")
     assert completed["payload"]["x-openwop-eval"]["error"] == "infrastructure"
+    # the turns it played, and the turn it failed in with what that turn exchanged
+    transcripts = diagnostics["transcript"]
+    assert [entry["turn"] for entry in transcripts] == [0, 1]
+    assert transcripts[1]["transcript"]["messages"][0]["content"] == SCRIPT[0]

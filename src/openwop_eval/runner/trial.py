@@ -306,11 +306,20 @@ async def _invoke(setup: TrialSetup, boundary: ToolBoundary) -> AgentAnswer:
     elapsed_ms = (time.monotonic() - started) * 1000
     reported = reply.latency_ms if reply is not None else None
     latency_ms = round(elapsed_ms if reported is None else reported)
-    if played is not None and played.transcripts:  # a conversation's, turn by turn
-        transcript = played.transcripts
+    if played is not None:  # a conversation's, turn by turn, the failed turn's last
+        transcript = _turns_transcript(played, reply is None and error is not None, transcript)
     elif reply is not None:
         transcript = reply.transcript
     return AgentAnswer(reply, error, error_kind, latency_ms, transcript, failed, played)
+
+
+def _turns_transcript(played: Played, failed: bool, failing: Any) -> Any:
+    """The transcripts of a conversation's turns, and of the turn it failed in, if its
+    exception carried one; None when no turn had any."""
+    turns = list(played.transcripts or ())
+    if failed and failing is not None:
+        turns.append({"turn": played.turns, "transcript": failing})
+    return turns or None
 
 
 async def _play(
