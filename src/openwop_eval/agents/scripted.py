@@ -5,7 +5,9 @@
                               "costUsd": 0.0, "latencyMs": 0, "error": "optional"}]},
      "default": [...]}
 
-Trial i of a task replays entry i mod len. Its calls go through the same tool boundary as any
+Trial i of a task replays entry i mod len. In a conversation an entry may give ``"turns":
+[{"output", "toolCalls", …}, …]``: turn t plays ``turns[t]`` (without it every turn replays
+the entry). Its calls go through the same tool boundary as any
 agent's, so fixtures, misses and trajectories apply to it exactly as to a real agent.
 """
 
@@ -37,12 +39,19 @@ class ScriptedCall(Closed):
     args: dict[str, Any] = Field(default_factory=dict)
 
 
-class ScriptedEntry(Closed):
+class ScriptedTurn(Closed):
+    """What the agent does in one turn of a conversation, or in its one exchange."""
+
     output: Any = None
     tool_calls: tuple[ScriptedCall, ...] = Field((), alias="toolCalls")
     cost_usd: float | None = Field(None, alias="costUsd", ge=0)
     latency_ms: float | None = Field(None, alias="latencyMs", ge=0)
     error: str | None = None
+
+
+class ScriptedEntry(ScriptedTurn):
+    turns: tuple[ScriptedTurn, ...] | None = Field(None, min_length=1)
+    """A conversation: turn i plays ``turns[i]`` (the entry's own fields are not used)."""
 
 
 class Script(Closed):
@@ -81,7 +90,15 @@ class ScriptedAgent:
             raise AgentProtocolError(
                 f"the script has no entry for task {context.task_id!r} and no default"
             )
-        entry = entries[context.trial % len(entries)]
+        entry: ScriptedTurn = entries[context.trial % len(entries)]
+        turns = entries[context.trial % len(entries)].turns
+        if context.turn is not None and turns is not None:
+            if context.turn >= len(turns):
+                raise AgentProtocolError(
+                    f"the script has {len(turns)} turns for task {context.task_id!r};"
+                    f" the conversation reached turn {context.turn + 1}"
+                )
+            entry = turns[context.turn]
         reply = AgentReply(entry.output, entry.cost_usd, entry.latency_ms)
         calls = [(call.tool, call.args) for call in entry.tool_calls]
         return await play_back(port, calls, reply, entry.error)
