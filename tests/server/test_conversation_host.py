@@ -97,3 +97,25 @@ def test_the_host_gate_reads_every_turn(conversation_app: AppHost, endpoint: Fak
         summary = client.get(f"/runs/{project_id(run_id)}/eval-summary").json()
     assert summary["passed"] is False
     assert [(t["score"], t["gatedScore"]) for t in summary["tasks"]] == [(1.0, 0.0), (1.0, 0.0)]
+
+
+def test_a_simulated_user_without_a_model_is_refused_at_post_runs(
+    make_app: Callable[..., AppHost], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("OPENWOP_EVAL_USER_MODEL", "OPENWOP_EVAL_JUDGE_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    task = copy.deepcopy(TASK)
+    task["x-openwop-eval"]["conversation"]["user"] = {
+        "simulator": {"model": "openai:", "persona": "p", "goal": "g"}
+    }
+    (tmp_path / "suite.json").write_text(json.dumps(suite(task)))
+    (tmp_path / "careful.py").write_text(CAREFUL)
+    app = make_app(
+        suites=(str(tmp_path / "suite.json"),),
+        agents={"test.careful": AgentConfig(agent=f"{tmp_path / 'careful.py'}:agent")},
+    )
+    body = {"mode": "eval", "evalSuiteRef": SUITE, "agentId": "test.careful"}
+    refused = app.request("POST", "/runs", json=body)
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["error"] == "validation_error"
+    assert "simulated user has no model" in refused.text
