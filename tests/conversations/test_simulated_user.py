@@ -168,3 +168,19 @@ def test_run_exits_3_when_the_simulated_user_fails(
     )
     assert ran.exit_code == 3, ran.output
     assert "1 conversation(s) ended because the simulated user failed" in ran.stderr
+
+
+def test_a_simulated_user_that_never_answers_is_bounded_by_its_timeout(
+    tmp_path: Path, endpoint: FakeEndpoint
+) -> None:
+    endpoint.script(*[Reply(hang=True)] * 3)
+    loaded = parse_suite(suite(_task()))
+    agent = write(tmp_path / "agent.py", CAREFUL)
+    users = UserPlayers(base_url=endpoint.url, backoff=Backoff(0, 0, Sleeps()), timeout=0.2)
+    store = Store(f"sqlite:///{tmp_path / 'store.sqlite'}")
+    result = run_suite(loaded, f"{agent}:agent", store=store, users=users)
+    trial = result.grade.tasks[0].trials[0]
+    assert trial.user_simulator
+    assert "failed 3 times" in trial.reasons[0].message
+    assert "Timeout" in trial.reasons[0].message
+    assert len(endpoint.requests) == 3

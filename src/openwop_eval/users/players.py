@@ -12,6 +12,9 @@ from .base import UserPlayer
 from .scripted import ScriptedUser
 from .simulator import SimulatedUserPlayer
 
+DEFAULT_TIMEOUT_S = 60.0
+"""A simulated user's request timeout, as a judge's."""
+
 
 class UserPlayers:
     """Deals each conversation trial its user. Holds no connection until a simulated user
@@ -26,10 +29,14 @@ class UserPlayers:
         base_url: str | None = None,
         api_key: str | None = None,
         backoff: Backoff | None = None,
+        timeout: float = DEFAULT_TIMEOUT_S,
     ) -> None:
         self.base_url = base_url
         self.api_key = api_key
         self.backoff = backoff or Backoff()
+        self.timeout = timeout
+        """Seconds a simulated user's request may take (connect, each read): one that never
+        answers, or never finishes answering, is a failed attempt."""
         """The wait between a simulated user's attempts (exponential, as judges')."""
         self.endpoints: dict[str, ChatEndpoint] = {}
         """The simulated users' endpoint clients, by base URL (see :mod:`.simulator`)."""
@@ -50,8 +57,13 @@ class UserPlayers:
             await endpoint.aclose()
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"base_url": self.base_url, "api_key": self.api_key, "backoff": self.backoff}
+        return {
+            "base_url": self.base_url,
+            "api_key": self.api_key,
+            "backoff": self.backoff,
+            "timeout": self.timeout,
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.base_url, self.api_key, self.endpoints = state["base_url"], state["api_key"], {}
-        self.backoff = state["backoff"]
+        self.backoff, self.timeout = state["backoff"], state["timeout"]

@@ -51,7 +51,7 @@ def endpoint_for(players: UserPlayers, environ: Mapping[str, str] | None = None)
     )
     found = players.endpoints.get(base_url)
     if found is None:
-        found = players.endpoints[base_url] = ChatEndpoint(base_url, key)
+        found = players.endpoints[base_url] = ChatEndpoint(base_url, key, timeout=players.timeout)
     return found
 
 
