@@ -217,6 +217,14 @@ RULES: dict[str, Rule] = {
         "core",
         "runner.result",
     ),
+    "telemetry": _rule(
+        "services",
+        "OpenTelemetry out: a run's event log as GenAI-convention spans and evaluation"
+        " events, exported over OTLP/HTTP",
+        "base",
+        "core",
+        "log",
+    ),
     "pytest_plugin": _rule(
         "shells",
         "suites as pytest tests, each suite one run",
@@ -257,6 +265,7 @@ RULES: dict[str, Rule] = {
         "runtime",
         "server",
         "store",
+        "telemetry",
         "traces",
     ),
     "__main__": _rule("shells", "`python -m openwop_eval`", "cli"),

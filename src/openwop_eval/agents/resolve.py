@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .a2a import A2AAgent
 from .base import Agent, AgentSpecError
 from .command import CommandAgent
 from .mcp import McpAgent, McpOptions
@@ -22,7 +23,8 @@ def resolve_agent(
 ) -> Agent:
     """``scripted:PATH``, ``cmd:COMMAND``, ``mcp:COMMAND``, ``openai:MODEL`` (with
     ``openai``'s endpoint, tool catalog and prices; ``mcp:`` with ``mcp``'s transport and
-    tool catalog), ``package.module:function`` or ``file.py:function``."""
+    tool catalog), ``a2a:URL`` (credentials from the environment: ``docs/a2a.md``),
+    ``package.module:function`` or ``file.py:function``."""
     agent: Agent
     if openai is not None and not spec.startswith("openai:"):
         raise AgentSpecError(
@@ -39,6 +41,8 @@ def resolve_agent(
         if not command:
             raise AgentSpecError("mcp: needs a command, e.g. mcp:'python agent.py {mcp_config}'")
         agent = McpAgent.from_options(command, mcp)
+    elif spec.startswith("a2a:"):
+        agent = A2AAgent.from_url(spec.removeprefix("a2a:"))
     elif spec.startswith("cmd:"):
         command = spec.removeprefix("cmd:").strip()
         if not command:
@@ -55,8 +59,8 @@ def absolute_spec(spec: str, base: Path | None = None) -> str:
     """The spec with its file paths made absolute (against ``base``, else the working
     directory), so it means the same from anywhere: ``scripted:PATH`` and ``file.py:fn``."""
     root = base or Path.cwd()
-    if spec.startswith(("openai:", "cmd:", "mcp:")):
-        return spec  # a model name and a shell command are not paths
+    if spec.startswith(("openai:", "cmd:", "mcp:", "a2a:")):
+        return spec  # a model name, a shell command and a URL are not paths
     if spec.startswith("scripted:"):
         return "scripted:" + str((root / spec.removeprefix("scripted:")).resolve())
     target, sep, attribute = spec.rpartition(":")

@@ -112,3 +112,16 @@ MAX_TRACEBACK_FRAMES = 30
 
 MAX_STDERR_CHARS = 4_000
 """The end of a ``cmd:`` or ``mcp:`` agent's stderr kept in a failed trial's diagnostics."""
+
+# --- an ``a2a:URL`` agent (openwop_eval.agents.a2a), per trial --------------------------------
+
+MAX_A2A_RESPONSE_BYTES = 32 * 1024 * 1024
+"""One response of an A2A agent — its card, an answer, a whole stream of events (32 MiB).
+Reading stops one chunk past it and the trial errors on infrastructure."""
+
+MAX_A2A_STREAM_EVENTS = 10_000
+"""Events of one streamed task; more, and the trial errors as the agent's."""
+
+MAX_A2A_POLLS = 1_000
+"""``GetTask`` requests for one task still under way; more, and the trial errors as the
+agent's (the trial's ``--timeout`` usually ends it first)."""

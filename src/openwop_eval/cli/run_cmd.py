@@ -15,6 +15,7 @@ from ..agents import (
     AgentSpecError,
     absolute_spec,
 )
+from ..agents.a2a import tool_path_warning
 from ..agents.mcp import TRANSPORTS
 from ..agents.mcp.upstream import UpstreamError
 from ..core import SuiteError
@@ -31,6 +32,7 @@ from ..runner.spec import RunOptions, RunSpec
 from ..runner.tools import load_live_tools
 from .codes import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_INVALID, EXIT_OK
 from .modes import ModeArgs, checked, mode_options, with_terms
+from .otlp_out import export_traces, otlp_option
 from .progress import RunProgress
 from .run_agent import AgentEndpoint, agent_of, renamed, with_upstreams
 from .shell import (
@@ -156,6 +158,7 @@ from .shell import (
 @click.option("--resume", "resume_id", metavar="RUN_ID", help="Run only what RUN_ID is missing.")
 @click.option("--agent-id", help="The agentId recorded in the events.")
 @click.option("--quiet", is_flag=True, help="No progress display.")
+@otlp_option
 @mode_options
 def run(**given: Any) -> None:
     """Run SUITE against an agent: every task, every trial; exit 0 if the suite passed,
@@ -166,6 +169,8 @@ def run(**given: Any) -> None:
     store = open_store(err, args.store_url)
     with ExitStack() as stack:
         spec = checked(err, _spec(err, args, stack), store)
+        if warned := tool_path_warning(spec.agent, spec.suite):  # said before the run starts
+            err.print(f"[yellow]warning:[/yellow] {escape(warned)}", highlight=False)
         sink = open_output(stack, args.events, "w") if args.events else None
         progress = stack.enter_context(RunProgress(err, enabled=not args.quiet and err.is_terminal))
         coro = run_spec_async(spec, store=store, observer=progress, events=sink)
@@ -174,6 +179,7 @@ def run(**given: Any) -> None:
     write_outputs(made, args.out, args.report, args.junit, args.markdown_path, args.html_path)
     print_run_table(out_console, made)
     print_modes(out_console, made)
+    export_traces(err, args.otlp_endpoint, store, result.run_id)
     if result.budget_exhausted:
         err.print("[yellow]maxCostUsd was exceeded: trials after that point did not run[/yellow]")
     if result.skipped:
@@ -239,6 +245,7 @@ class RunArgs(ModeArgs):
     resume_id: str | None = None
     agent_id: str | None = None
     quiet: bool = False
+    otlp_endpoint: str | None = None
 
     @property
     def options(self) -> RunOptions | None:

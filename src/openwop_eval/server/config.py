@@ -23,6 +23,9 @@
     tool_catalog = "agents/tools.yaml"          # tool definitions, prices, system prompt
     api = "responses"                           # the Responses API (default: "chat")
 
+    [agents."acme.remote-planner"]              # a deployed agent over A2A (docs/a2a.md)
+    agent = "a2a:https://planner.example.com"   # credentials: $OPENWOP_EVAL_A2A_TOKEN or _HEADERS
+
     [deployment]                                # the gate on promotions
     required_eval = true
     gated_states = ["active"]
