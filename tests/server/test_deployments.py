@@ -60,11 +60,16 @@ class Deploys:
         listed = self.app.request("GET", DEPLOYMENTS).json()
         return sorted((d["version"], d["state"]) for d in listed)
 
-    def history(self) -> list[tuple[str, str, str]]:
-        """The deployment events recorded: type, from state, to state."""
+    def history(self) -> list[tuple[str, str, str | None]]:
+        """The deployment events recorded: type, version, the state entered (a rollback's
+        payload names none: its version is the one restored to active)."""
         state: HostState = self.app.app.state.host
         return [
-            (e["type"], e["payload"]["fromState"], e["payload"]["toState"])
+            (
+                e["type"],
+                e["payload"].get("version") or e["payload"]["toVersion"],
+                e["payload"].get("toState"),
+            )
             for e in state.host_store.history("acme", CAREFUL)
         ]
 
@@ -105,14 +110,14 @@ def test_a_version_goes_through_its_states_and_back(deploys: Deploys) -> None:
     assert resumed["state"] == "active"
     assert deploys.ok(version="1.0.0", transition="deprecate")["state"] == "deprecated"
     assert deploys.history() == [
-        ("deployment.promoted", "draft", "test"),
-        ("deployment.promoted", "test", "staged"),
-        ("deployment.promoted", "staged", "active"),
-        ("deployment.promoted", "draft", "active"),  # 2.0.0, replacing 1.0.0
-        ("deployment.rolled-back", "deprecated", "active"),  # 1.0.0 restored
-        ("deployment.state-changed", "active", "paused"),
-        ("deployment.promoted", "paused", "active"),
-        ("deployment.state-changed", "active", "deprecated"),
+        ("deployment.promoted", "1.0.0", "test"),
+        ("deployment.promoted", "1.0.0", "staged"),
+        ("deployment.promoted", "1.0.0", "active"),
+        ("deployment.promoted", "2.0.0", "active"),  # replacing 1.0.0
+        ("deployment.rolled-back", "1.0.0", None),  # 1.0.0 restored
+        ("deployment.state-changed", "1.0.0", "paused"),
+        ("deployment.promoted", "1.0.0", "active"),
+        ("deployment.state-changed", "1.0.0", "deprecated"),
     ]
 
 
@@ -134,7 +139,7 @@ def test_the_gate_refuses_without_changing_anything(deploys: Deploys) -> None:
         assert body["details"]["reason"].startswith(reason)
         assert body["message"] == f"promotion refused: {body['details']['reason']}"
     assert deploys.states() == [("1.0.0", "test")]
-    assert deploys.history() == [("deployment.promoted", "draft", "test")]
+    assert deploys.history() == [("deployment.promoted", "1.0.0", "test")]
 
 
 def test_a_run_that_did_not_pass_does_not_open_the_gate_for_its_agent(
@@ -219,7 +224,7 @@ def test_a_transition_is_idempotent_under_its_key(deploys: Deploys) -> None:
     assert first.status_code == replay.status_code == 200
     assert replay.json() == first.json()
     assert replay.headers["OpenWOP-Idempotent-Replay"] == "true"
-    assert deploys.history() == [("deployment.promoted", "draft", "active")]  # recorded once
+    assert deploys.history() == [("deployment.promoted", "1.0.0", "active")]  # recorded once
     other = deploys.app.request(
         "POST", DEPLOYMENTS, json={**body, "reason": "again"}, headers=headers
     )

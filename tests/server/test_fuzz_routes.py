@@ -340,6 +340,7 @@ def test_every_route_is_fuzzed(pool: Pool) -> None:
         ("GET", "/agents/{agent_id}"),
         ("GET", "/agents/{agent_id}/deployments"),
         ("POST", "/agents/{agent_id}/deployments"),
+        ("GET", "/agents/{agent_id}/deployments/events"),
     }
 
 

@@ -21,6 +21,26 @@ TRANSITIONS = ("promote", "pause", "deprecate", "rollback", "adjust-canary")
 FORWARD = ("draft", "test", "staged", "active")
 """The states a promotion walks, in order."""
 
+PROMOTED = "deployment.promoted"
+ROLLED_BACK = "deployment.rolled-back"
+STATE_CHANGED = "deployment.state-changed"
+EVENT_MEMBERS: dict[str, tuple[str, ...]] = {
+    PROMOTED: (
+        "agentId",
+        "toVersion",
+        "toState",
+        "fromVersion",
+        "channel",
+        "canaryPercent",
+        "evalRunId",
+        "approvalGateId",
+    ),
+    ROLLED_BACK: ("agentId", "fromVersion", "toVersion", "rollbackPointer", "reason"),
+    STATE_CHANGED: ("agentId", "version", "fromState", "toState"),
+}
+"""The members of each deployment event's payload, as RFC 0082 defines them: closed, with
+no extension members, and content-free (ids, versions, states; never a caller's text)."""
+
 RULES: dict[tuple[str, str], tuple[str, ...]] = {
     ("draft", "promote"): ("test", "staged", "active"),
     ("test", "promote"): ("staged", "active"),
@@ -128,13 +148,12 @@ def plan(records: list[Deployment], step: Transition, tenant: str, agent_id: str
         return _promote(records, current, target, step)
     changed = replace(current, state=target)
     if step.transition != "rollback":
-        return Plan([changed], changed, _event("deployment.state-changed", changed, current.state))
+        return Plan([changed], changed, _state_changed(changed, current.state))
     pointer = by_version.get(current.rollback_pointer or "")
     if pointer is None:
         raise TransitionError(f"version {step.version} has no earlier version to roll back to")
     restored = replace(pointer, state="active")
-    event = _event("deployment.rolled-back", restored, pointer.state, step.version)
-    return Plan([changed, restored], changed, event)
+    return Plan([changed, restored], changed, _rolled_back(changed, restored))
 
 
 def active_on(records: list[Deployment], channel: str, version: str) -> Deployment | None:
@@ -162,22 +181,60 @@ def _promote(records: list[Deployment], current: Deployment, target: str, step: 
     if active is not None and replaced is not None:
         promoted = replace(promoted, rollback_pointer=replaced)
         changes = [promoted, replace(active, state="deprecated")]
-    return Plan(changes, promoted, _event("deployment.promoted", promoted, current.state, replaced))
+    return Plan(changes, promoted, _promoted(promoted, replaced))
 
 
-def _event(
-    kind: str, record: Deployment, from_state: str, from_version: str | None = None
-) -> dict[str, Any]:
+def _promoted(record: Deployment, replaced: str | None) -> dict[str, Any]:
     payload: dict[str, Any] = {
         "agentId": record.agent_id,
         "toVersion": record.version,
         "toState": record.state,
-        "fromState": from_state,
     }
-    if from_version is not None:
-        payload["fromVersion"] = from_version
+    if replaced is not None:
+        payload["fromVersion"] = replaced
     if record.channels:
         payload["channel"] = record.channels[0]
     if record.eval_run_id is not None:
         payload["evalRunId"] = record.eval_run_id
-    return {"type": kind, "payload": payload}
+    return {"type": PROMOTED, "payload": payload}
+
+
+def _rolled_back(record: Deployment, restored: Deployment) -> dict[str, Any]:
+    """``record`` rolled back, ``restored`` (its rollback pointer) active again."""
+    payload = {
+        "agentId": record.agent_id,
+        "fromVersion": record.version,
+        "toVersion": restored.version,
+        "rollbackPointer": restored.version,
+    }
+    return {"type": ROLLED_BACK, "payload": payload}
+
+
+def _state_changed(record: Deployment, from_state: str) -> dict[str, Any]:
+    payload = {
+        "agentId": record.agent_id,
+        "version": record.version,
+        "fromState": from_state,
+        "toState": record.state,
+    }
+    return {"type": STATE_CHANGED, "payload": payload}
+
+
+def conform_event(event: Any) -> Any:
+    """A stored deployment event as RFC 0082 defines it. Versions before store revision
+    0007 wrote members the definitions do not have (``fromState`` on a promotion,
+    ``toVersion`` where a state change says ``version``, a rollback without its
+    ``rollbackPointer``); such an event is read in the defined shape. Anything that is not a
+    deployment event with a payload is returned as it is."""
+    if not isinstance(event, dict) or not isinstance(event.get("payload"), dict):
+        return event
+    kind = event.get("type")
+    members = EVENT_MEMBERS.get(kind) if isinstance(kind, str) else None
+    if members is None:
+        return event
+    given = dict(event["payload"])
+    if event["type"] == STATE_CHANGED and "toVersion" in given:
+        given.setdefault("version", given["toVersion"])
+    if event["type"] == ROLLED_BACK and "toVersion" in given:
+        given.setdefault("rollbackPointer", given["toVersion"])
+    return {**event, "payload": {k: given[k] for k in members if k in given}}

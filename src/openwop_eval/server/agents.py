@@ -1,4 +1,5 @@
-"""Agent routes: the inventory of runnable agents and their gated deployments."""
+"""Agent routes: the inventory of runnable agents, their gated deployments, and the
+deployment events those record."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from .deploy import (
     transition_of,
 )
 from .errors import ApiError, not_found
-from .inputs import is_agent_id
+from .inputs import is_agent_id, sequence
 from .state import HostState, Settle, host, idempotent, json_body, principal, respond
 
 SCOPES = {
@@ -33,6 +34,8 @@ SCOPES = {
     "deprecate": "deploy:pause",
     "rollback": "deploy:rollback",
 }
+EVENTS_PAGE = 100
+"""Deployment events per page of ``GET /agents/{agentId}/deployments/events``."""
 
 
 def _entry(agent: HostAgent) -> dict[str, Any]:
@@ -78,6 +81,30 @@ async def list_deployments(request: Request) -> JSONResponse:
     store = host(request).host_store
     records = await asyncio.to_thread(store.deployments, who.tenant, agent.agent_id)
     return respond(200, [r.wire() for r in records])
+
+
+async def list_deployment_events(request: Request) -> JSONResponse:
+    """The agent's deployment history in the caller's tenant, oldest first, a page at a
+    time after ``afterSequence``: each event as RFC 0082 defines it (content-free)."""
+    who = principal(request)
+    require(who, "agents:read")
+    agent = _agent(request)
+    after = sequence(request.query_params.get("afterSequence"), "afterSequence")
+    store = host(request).host_store
+    entries = await asyncio.to_thread(
+        store.history_page, who.tenant, agent.agent_id, after, EVENTS_PAGE + 1
+    )
+    events = [
+        {
+            "sequence": entry.sequence,
+            "type": entry.event.get("type"),
+            "timestamp": entry.recorded_at,
+            "payload": entry.event.get("payload", {}),
+        }
+        for entry in entries[:EVENTS_PAGE]
+    ]
+    body = {"agentId": agent.agent_id, "events": events, "hasMore": len(entries) > EVENTS_PAGE}
+    return respond(200, body)
 
 
 def _no_regression(

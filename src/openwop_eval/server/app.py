@@ -25,7 +25,13 @@ from ..store import Store, StoreUnavailableError
 from ..store.host import HostStore
 from ..store.leases import Lease
 from ..store.sql import in_memory
-from .agents import get_agent, list_agents, list_deployments, transition
+from .agents import (
+    get_agent,
+    list_agents,
+    list_deployment_events,
+    list_deployments,
+    transition,
+)
 from .auth import KeyRing
 from .catalog import Catalog
 from .config import ConfigError, HostConfig
@@ -125,6 +131,7 @@ ROUTES = [
     Route("/agents/{agent_id}", get_agent, methods=["GET"]),
     Route("/agents/{agent_id}/deployments", list_deployments, methods=["GET"]),
     Route("/agents/{agent_id}/deployments", transition, methods=["POST"]),
+    Route("/agents/{agent_id}/deployments/events", list_deployment_events, methods=["GET"]),
 ]
 
 

@@ -19,7 +19,7 @@ from typing import Any, Literal
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from ..protocol.deployments import Deployment, channel_of
+from ..protocol.deployments import Deployment, channel_of, conform_event
 from ..runtime.clock import utc_stamp
 from .records import HOST_AGENT, RunRecord
 from .schema import (
@@ -41,6 +41,20 @@ CLAIM_TTL_S = 300
 
 class DeploymentConflictError(StoreError):
     """Another change to the agent's deployments landed after this one was planned."""
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """One deployment event of an agent: its place in the agent's history (0 the first),
+    the event, and when it was recorded."""
+
+    sequence: int
+    event: dict[str, Any]
+    recorded_at: str
+
+
+_MAX_OFFSET = 2**62
+"""Beyond any history's length, and within every database's OFFSET."""
 
 
 @dataclass(frozen=True)
@@ -117,16 +131,30 @@ class HostStore:
         return saved
 
     def history(self, tenant: str, agent_id: str) -> list[dict[str, Any]]:
+        """The agent's deployment events, oldest first, as RFC 0082 defines them."""
+        return [entry.event for entry in self.history_page(tenant, agent_id)]
+
+    def history_page(
+        self, tenant: str, agent_id: str, after: int = -1, limit: int | None = None
+    ) -> list[HistoryEntry]:
+        """The agent's deployment events after the ``after``-th (0 is the first), at most
+        ``limit``; each read as RFC 0082 defines it, whatever version wrote it."""
         query = (
-            sa.select(deployment_history.c.event)
+            sa.select(deployment_history.c.event, deployment_history.c.created_at)
             .where(
                 (deployment_history.c.tenant == tenant)
                 & (deployment_history.c.agent_id == agent_id)
             )
             .order_by(deployment_history.c.id)
+            .offset(start := min(max(after + 1, 0), _MAX_OFFSET))
+            .limit(limit)
         )
         with self.store.transaction() as tx:
-            return [row[0] for row in tx.execute(query)]
+            rows = tx.execute(query).all()
+        return [
+            HistoryEntry(start + i, conform_event(event), created_at)
+            for i, (event, created_at) in enumerate(rows)
+        ]
 
     # --- the gate's evidence -------------------------------------------------------------
 

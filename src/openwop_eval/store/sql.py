@@ -63,7 +63,7 @@ def _decode(text: str) -> Any:
 _MIGRATING = 0x6F77_6576_616C  # an advisory lock key: one process migrates at a time
 PAGE_SIZE = 16384
 """The page size of a new SQLite store, in bytes."""
-HEAD = "0006"
+HEAD = "0007"
 """The newest migration's revision (a test keeps it equal to alembic's head)."""
 _CODEC: dict[str, Any] = {"json_serializer": jsontext.dumps, "json_deserializer": _decode}
 
