@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from openwop_eval.cli.main import main
-from openwop_eval.telemetry.timing import nanos
+from openwop_eval.telemetry.log_times import nanos
 from tests.telemetry.receiver import Received, attributes, dump, evaluations
 
 SUITE = "acme.support.evals.telemetry"

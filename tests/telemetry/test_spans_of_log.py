@@ -13,7 +13,7 @@ from openwop_eval.core import Suite
 from openwop_eval.files.suites import parse_suite
 from openwop_eval.telemetry import OtlpTarget, otlp_target, traces_url
 from openwop_eval.telemetry.export import BATCH, export_run
-from openwop_eval.telemetry.timing import nanos
+from openwop_eval.telemetry.log_times import nanos
 from tests.helpers import golden, suite_doc
 
 TARGET = OtlpTarget("http://127.0.0.1:4318/v1/traces")

@@ -31,7 +31,7 @@ from ..log.event_names import sequence_of
 from ..log.reader import LogReader
 from ..log.terms import terms_of
 from . import names as a
-from .timing import CallTiming, Timings, TrialTiming, nanos
+from .log_times import CallTiming, Timings, TrialTiming, nanos
 
 Outputs = Callable[[str, int], JSON]
 """A trial's final output by (task, trial), for content capture (the log does not hold it)."""
