@@ -10,11 +10,12 @@ Messages are read from the GenAI conventions' ``gen_ai.input.messages`` and
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..core import JSON
 from ..files.documents import parse_document
+from .otlp import Span
 from .records import parse_result, text_of
 
 KIND = "openinference.span.kind"
@@ -110,3 +111,20 @@ def _flat_content(attrs: Mapping[str, Any]) -> str | None:
     found.sort(key=lambda pair: (len(pair[0]), pair[0]))  # numerically, however long
     texts = [v for _, v in found if isinstance(v, str)]
     return texts[-1] if texts else None
+
+
+def unresolved_chain(
+    span: Span, known: Mapping[int, object], climb: Callable[[Span], Span | None]
+) -> list[Span]:
+    """``span`` and the ancestors ``climb`` leads to, nearest first, up to the first one
+    already in ``known`` (by ``order``), the top, or where a cycle closes: what a memoised
+    walk of a trace's parents still has to resolve, so a deep or cyclic trace costs linear
+    time."""
+    chain: list[Span] = []
+    on_chain: set[int] = set()
+    node: Span | None = span
+    while node is not None and node.order not in known and node.order not in on_chain:
+        chain.append(node)
+        on_chain.add(node.order)
+        node = climb(node)
+    return chain

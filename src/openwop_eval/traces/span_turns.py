@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from ..core import JSON
 from .otlp import Span
 from .records import TraceTurn
-from .span_attrs import answer_of, input_roles, is_agent, is_chat, user_said
+from .span_attrs import answer_of, input_roles, is_agent, is_chat, unresolved_chain, user_said
 from .turns import user_text
 
 
@@ -89,13 +89,7 @@ def _outermost_agents(spans: Sequence[Span]) -> dict[int, Span | None]:
     by_id = {s.span_id: s for s in spans}
     memo: dict[int, Span | None] = {}
     for span in spans:
-        chain: list[Span] = []
-        on_chain: set[int] = set()
-        node: Span | None = span
-        while node is not None and node.order not in memo and node.order not in on_chain:
-            chain.append(node)
-            on_chain.add(node.order)
-            node = by_id.get(node.parent_id or "")
+        chain = unresolved_chain(span, memo, lambda node: by_id.get(node.parent_id or ""))
         for member in reversed(chain):
             parent = by_id.get(member.parent_id or "")
             above = memo.get(parent.order) if parent is not None else None  # None: a cycle

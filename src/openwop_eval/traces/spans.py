@@ -45,7 +45,16 @@ from typing import Any
 from ..core import JSON
 from .otlp import Span
 from .records import Trace, TraceCall, TraceError, TraceTurn, parse_arguments, parse_result
-from .span_attrs import KIND, OPERATION, answer_of, is_agent, is_chat, messages_of, parts_of
+from .span_attrs import (
+    KIND,
+    OPERATION,
+    answer_of,
+    is_agent,
+    is_chat,
+    messages_of,
+    parts_of,
+    unresolved_chain,
+)
 from .span_turns import span_turns
 from .turns import with_final_output
 
@@ -188,16 +197,13 @@ def _outermost_tools(spans: Sequence[Span], tools: set[int]) -> dict[int, Span |
     parents is walked once (memoised), so a deep or cyclic trace costs linear time."""
     by_id = {s.span_id: s for s in spans}
     memo: dict[int, Span | None] = {}
+
+    def within_agent(node: Span) -> Span | None:
+        parent = by_id.get(node.parent_id or "")
+        return None if parent is None or is_agent(parent.attrs) else parent
+
     for span in spans:
-        chain: list[Span] = []
-        on_chain: set[int] = set()
-        node: Span | None = span
-        while node is not None and node.order not in memo and node.order not in on_chain:
-            chain.append(node)
-            on_chain.add(node.order)
-            parent = by_id.get(node.parent_id or "")
-            node = None if parent is None or is_agent(parent.attrs) else parent
-        for member in reversed(chain):
+        for member in reversed(unresolved_chain(span, memo, within_agent)):
             parent = by_id.get(member.parent_id or "")
             if parent is None or is_agent(parent.attrs) or parent.order not in memo:
                 memo[member.order] = None  # the top of its agent, or where a cycle closes
