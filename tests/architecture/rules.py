@@ -223,7 +223,9 @@ RULES: dict[str, Rule] = {
         " events, exported over OTLP/HTTP",
         "base",
         "core",
+        "files",
         "log",
+        "store",
     ),
     "pytest_plugin": _rule(
         "shells",
@@ -250,6 +252,7 @@ RULES: dict[str, Rule] = {
         "runner.stored",
         "runtime",
         "store",
+        "telemetry",
         "users",
     ),
     "cli": _rule(

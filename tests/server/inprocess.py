@@ -28,6 +28,7 @@ from openwop_eval.server.config import (
     Limits,
     UsersConfig,
 )
+from openwop_eval.server.exports import TelemetryConfig
 from openwop_eval.store import Store
 from tests.asgi import Lifespan, client
 from tests.hosts import EXAMPLE, GATED_SUITE, ROOT, _postgres_database
@@ -57,6 +58,7 @@ def host_config(
     adversarial: AdversarialPolicy | None = None,
     deployment: DeploymentPolicy | None = None,
     users: UsersConfig | None = None,
+    telemetry: TelemetryConfig | None = None,
 ) -> HostConfig:
     """Two tenants and a read-only key; promotions into staged and active are gated.
 
@@ -86,6 +88,7 @@ def host_config(
         deployment=policy,
         adversarial=adversarial or AdversarialPolicy(),
         users=users or UsersConfig(),
+        telemetry=telemetry or TelemetryConfig(export=False),  # not the environment's collector
         api_keys=(
             ApiKey(name="acme-ci", tenant="acme", key="acme-key"),
             ApiKey(name="globex-ci", tenant="globex", key="globex-key"),

@@ -8,18 +8,14 @@ verdict or the exit code: whatever goes wrong is one warning on stderr.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 
 import click
 from rich.console import Console
 from rich.markup import escape
 
-from ..core import JSON
-from ..files.suites import parse_suite
 from ..store import Store
-from ..telemetry import OtlpTarget, endpoint_problem, otlp_target
-
-_EXTRA = "'openwop-eval[otlp]'"
+from ..telemetry import endpoint_problem, otlp_target
+from ..telemetry.stored import export_stored_run
 
 otlp_option = click.option(
     "--otlp-endpoint",
@@ -43,50 +39,17 @@ def export_traces(err: Console, endpoint: str | None, store: Store, run_id: str)
     target = otlp_target(endpoint, os.environ)
     if target is None:
         return
-    try:
-        failure, trials = _export(target, store, run_id)
-    except ImportError:
-        _warn(err, target, f"the OpenTelemetry exporter is not installed: pip install {_EXTRA}")
-    except Exception as exc:  # an export never changes the verdict
-        lines = str(exc).splitlines()
-        _warn(err, target, f"{type(exc).__name__}: {lines[0][:300] if lines else ''}")
+    exported = export_stored_run(target, store, run_id)
+    if exported.error is not None:
+        err.print(
+            f"[yellow]warning:[/yellow] the run's traces were not exported to"
+            f" {escape(target.endpoint)}: {escape(exported.error)} (the verdict and exit code"
+            " stand)",
+            highlight=False,
+        )
     else:
-        if failure is not None:
-            _warn(err, target, failure)
-        else:
-            err.print(
-                f"traces: {trials} trial(s) of run {escape(run_id)} exported to"
-                f" {escape(target.endpoint)}",
-                highlight=False,
-            )
-
-
-def _export(target: OtlpTarget, store: Store, run_id: str) -> tuple[str | None, int]:
-    """(why the export failed or None, the trials exported)."""
-    from ..telemetry.export import export_run  # OpenTelemetry loads only when exporting
-
-    run = store.get_run(run_id)
-    if run is None:
-        return f"no run {run_id!r} in the store", 0
-    suite = parse_suite(run.suite_doc, source=f"run {run_id}").suite
-    outputs = _outputs(store, run_id) if target.content else None
-    result = export_run(target, suite, store.iter_events(run_id), outputs=outputs)
-    return (None if result.ok else result.error or "not every span was sent"), result.trials
-
-
-def _outputs(store: Store, run_id: str) -> Callable[[str, int], JSON]:
-    """The trials' final outputs, kept by the store beside the log (content: opt-in only)."""
-    diagnostics = store.trial_results(run_id)
-
-    def output(task_id: str, trial: int) -> JSON:
-        return diagnostics.get((task_id, trial), {}).get("output")
-
-    return output
-
-
-def _warn(err: Console, target: OtlpTarget, why: str) -> None:
-    err.print(
-        f"[yellow]warning:[/yellow] the run's traces were not exported to"
-        f" {escape(target.endpoint)}: {escape(why)} (the verdict and exit code stand)",
-        highlight=False,
-    )
+        err.print(
+            f"traces: {exported.trials} trial(s) of run {escape(run_id)} exported to"
+            f" {escape(target.endpoint)}",
+            highlight=False,
+        )

@@ -45,6 +45,9 @@
     base_url = "http://localhost:11434/v1"      # default: $OPENWOP_EVAL_USER_BASE_URL, …
     api_key_env = "USER_SIMULATOR_KEY"
 
+    [telemetry]                                 # the runs it ends, to OpenTelemetry (exports.py)
+    otlp_endpoint = "http://collector:4318"     # default: $OTEL_EXPORTER_OTLP_ENDPOINT
+
     [[api_keys]]
     key_sha256 = "…"                            # or key = "…" (development only)
     name = "deploy-pipeline"
@@ -80,6 +83,7 @@ from pydantic import (
 from ..core import OpenwopEvalError
 from ..core.safety import DEFAULT_SEVERITIES, SafetyPolicy
 from ..users import UserPlayers
+from .exports import TelemetryConfig
 from .inputs import MAX_AGENT_ID_CHARS, MAX_VERSION_CHARS, is_agent_id, is_text
 from .signing_config import SigningConfig, read_keys
 
@@ -293,6 +297,7 @@ class HostConfig(_Strict):
     deployment: DeploymentPolicy = DeploymentPolicy()
     adversarial: AdversarialPolicy = AdversarialPolicy()
     users: UsersConfig = UsersConfig()
+    telemetry: TelemetryConfig = TelemetryConfig()
     api_keys: tuple[ApiKey, ...] = ()
     limits: Limits = Limits()
     replicas: Replicas = Replicas()

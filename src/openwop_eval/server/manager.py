@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
@@ -47,6 +48,7 @@ from ..store import RunRecord, Store, StoreError, StoreUnavailableError
 from ..store.leases import HOST_AGENT, Lease
 from ..store.status import RunStatusError
 from .catalog import Catalog, CatalogSuite, HostAgent
+from .exports import RunExports
 from .hub import Hub
 from .slots import Admission, RunSlots
 from .worker_pool import Orphans, RunWorkers, WorkerRun
@@ -110,6 +112,7 @@ class RunManager:
         self.executor: RayExecutor | None = (
             RayExecutor(config.ray_address) if config.executor == "ray" else None
         )
+        self.exports = RunExports(store, config.telemetry.target(os.environ))
         limits = config.limits
         self.slots = RunSlots(limits.max_running_runs, limits.max_queued_runs)
         if workers is not None:  # a worker that died: its runs go on in a new one
@@ -231,6 +234,7 @@ class RunManager:
             self.tasks.pop(playing.run_id, None)
             self.active.pop(playing.run_id, None)
             self.hub.notify(playing.run_id)
+            self.exports.ended(playing.run_id)
 
     def _orphaned(self, orphans: Orphans) -> None:
         task = asyncio.ensure_future(self._take_over(orphans))
@@ -253,6 +257,7 @@ class RunManager:
             elif self.service.fail(run_id, AGENT_STALLED):
                 log.warning("ended eval run %s: %s", run_id, AGENT_STALLED.message)
             self.hub.notify(run_id)
+            self.exports.ended(run_id)
 
     @staticmethod
     def _recovered(task: asyncio.Future[list[str]]) -> None:
@@ -275,6 +280,7 @@ class RunManager:
             self.tasks.pop(active.run_id, None)
             self.active.pop(active.run_id, None)
             self.hub.notify(active.run_id)
+            self.exports.ended(active.run_id)
 
     async def cancel(self, run_id: str) -> None:
         active, task = self.active.get(run_id), self.tasks.get(run_id)
@@ -373,3 +379,4 @@ class RunManager:
         tasks = list(self.tasks.values())
         if tasks:
             await asyncio.wait(tasks, timeout=30)
+        await asyncio.to_thread(self.exports.close)
