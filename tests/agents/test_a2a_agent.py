@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import uvicorn
 from a2a.helpers.proto_helpers import new_task_from_user_message
@@ -40,6 +41,7 @@ from click.testing import CliRunner, Result
 from google.protobuf import json_format
 from mcp import Client
 from openwop_client.wire_id import project_id
+from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
@@ -50,8 +52,10 @@ from openwop_eval.agents.a2a import HEADERS_ENV, TOKEN_ENV, TOOLS_EXTENSION, A2A
 from openwop_eval.agents.a2a import agent as a2a_agent
 from openwop_eval.agents.a2a import http as a2a_http
 from openwop_eval.cli.main import main
+from openwop_eval.server.catalog import Catalog
+from openwop_eval.server.config import AgentConfig, ConfigError, load_config
 from tests.conversations.suites import TASK as REBOOKING
-from tests.hosts import api, wait_for
+from tests.hosts import Host, api, wait_for
 from tests.server.test_agent_stall import start_host
 
 TOKEN = "a2a-token-0123456789"
@@ -79,12 +83,15 @@ class Executor(AgentExecutor):
     def __init__(self, play: Play) -> None:
         self.play = play
         self.seen: list[Seen] = []
+        self.started: list[str] = []
+        self.cancelled: list[str] = []
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         assert context.message is not None
         task = context.current_task or new_task_from_user_message(context.message)
         if context.current_task is None:
             await event_queue.enqueue_event(task)
+            self.started.append(task.id)
         data = [
             json_format.MessageToDict(p.data) for p in context.message.parts if p.data.ByteSize()
         ]
@@ -103,7 +110,9 @@ class Executor(AgentExecutor):
         await self.play(context, updater)
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
-        raise NotImplementedError
+        assert context.task_id is not None
+        self.cancelled.append(context.task_id)
+        await TaskUpdater(event_queue, context.task_id, context.context_id or "").cancel()
 
 
 async def answer(updater: TaskUpdater, text: str) -> None:
@@ -371,6 +380,27 @@ def test_a_task_still_working_after_the_last_poll_is_the_agents_error(
     assert ran.errors == ["A2AAgentError: the task was still under way after 3 polls"]
 
 
+@pytest.mark.parametrize("streaming", [True, False], ids=["streamed", "polled"])
+def test_a_task_the_trial_leaves_under_way_is_cancelled_at_the_agent(
+    tmp_path: Path, streaming: bool
+) -> None:
+    release = threading.Event()
+
+    async def never_ends(context: RequestContext, updater: TaskUpdater) -> None:
+        await asyncio.to_thread(release.wait)
+
+    with served(never_ends, streaming=streaming) as agent:
+        try:
+            suite = golden(("slow", "capital of France?", "Paris"))
+            ran = run(tmp_path, suite, f"a2a:{agent.url}", "--timeout", "1")
+        finally:
+            release.set()
+    assert ran.result.exit_code == 1, ran.result.output
+    assert ran.errors == ["timed out after 1 s"]
+    assert len(agent.executor.started) == 1
+    assert agent.executor.cancelled == agent.executor.started
+
+
 def test_a_conversation_keeps_one_context_each_user_turn_a_new_message(tmp_path: Path) -> None:
     async def counts_turns(context: RequestContext, updater: TaskUpdater) -> None:
         turns = sum(1 for seen in executor.seen if seen.context_id == context.context_id)
@@ -543,27 +573,65 @@ def test_an_agent_without_a_tool_path_is_warned_of_and_its_trajectory_fails_clos
 # --- the host: `agent = "a2a:URL"` in its configuration --------------------------------------
 
 
-def test_a_host_runs_an_a2a_agent_from_its_configuration(tmp_path: Path) -> None:
+def _host_run(client: httpx.Client, host: Host, agent_id: str) -> dict[str, Any]:
+    body = {"mode": "eval", "evalSuiteRef": "acme.evals.a2a@1.0.0", "agentId": agent_id}
+    made = client.post("/runs", json=body)
+    assert made.status_code == 201, made.text
+    path = f"/runs/{project_id(made.json()['runId'])}"
+    wait_for(lambda: client.get(path).json()["status"] == "completed", "the run", log=host.log)
+    summary: dict[str, Any] = client.get(f"{path}/eval-summary").json()
+    return summary
+
+
+def test_a_host_runs_a2a_agents_from_its_configuration_each_with_its_credentials(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(TOKEN_ENV, "the-hosts-token")
+    monkeypatch.setenv("PLANNER_TOKEN", "the-planners-token")
+    monkeypatch.setenv("PLANNER_HEADERS", '{"X-Tenant": "planning"}')
     with served(knows_capitals) as agent:
         host = start_host(
             tmp_path,
             f"sqlite:///{tmp_path / 'host.sqlite'}",
-            f'[agents."acme.remote"]\nagent = "a2a:{agent.url}"\n',
+            f'[agents."acme.remote"]\nagent = "a2a:{agent.url}"\n'
+            f'[agents."acme.planner"]\nagent = "a2a:{agent.url}"\n'
+            'api_key_env = "PLANNER_TOKEN"\nheaders_env = "PLANNER_HEADERS"\n',
             {"suites/capitals.json": json.dumps(CAPITALS)},
         )
         try:
             with api(host) as client:
-                body = {"mode": "eval", "evalSuiteRef": "acme.evals.a2a@1.0.0"}
-                made = client.post("/runs", json={**body, "agentId": "acme.remote"})
-                assert made.status_code == 201, made.text
-                path = f"/runs/{project_id(made.json()['runId'])}"
-                wait_for(
-                    lambda: client.get(path).json()["status"] == "completed",
-                    "the run",
-                    log=host.log,
-                )
-                summary = client.get(f"{path}/eval-summary").json()
+                remote = _host_run(client, host, "acme.remote")
+                sent_by_remote = list(agent.seen)
+                planner = _host_run(client, host, "acme.planner")
         finally:
             host.stop()
-    assert summary["passed"] is True, summary
-    assert sorted(seen.text for seen in agent.seen) == ["capital of France?", "capital of Italy?"]
+    assert remote["passed"] is True, remote
+    assert planner["passed"] is True, planner
+    assert sorted(s.text for s in sent_by_remote) == ["capital of France?", "capital of Italy?"]
+    by_planner = agent.seen[len(sent_by_remote) :]
+    assert {s.headers["authorization"] for s in sent_by_remote} == {"Bearer the-hosts-token"}
+    assert {s.headers["authorization"] for s in by_planner} == {"Bearer the-planners-token"}
+    assert {s.headers["x-tenant"] for s in by_planner} == {"planning"}
+    assert all("x-tenant" not in s.headers for s in sent_by_remote)
+
+
+def test_an_a2a_agents_credential_variables_are_checked_when_the_host_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "host.toml"
+    path.write_text(
+        '[agents."acme.planner"]\nagent = "a2a:http://127.0.0.1:1"\n'
+        'api_key_env = "PLANNER_TOKEN"\nheaders_env = "PLANNER_HEADERS"\n'
+    )
+    monkeypatch.delenv("PLANNER_TOKEN", raising=False)
+    monkeypatch.setenv("PLANNER_HEADERS", "{}")
+    with pytest.raises(ConfigError, match=r"acme.planner: api_key_env: \$PLANNER_TOKEN is not set"):
+        Catalog(load_config(path))
+    monkeypatch.setenv("PLANNER_TOKEN", "t")
+    monkeypatch.setenv("PLANNER_HEADERS", "[1]")
+    with pytest.raises(ConfigError, match="PLANNER_HEADERS must be a JSON object"):
+        Catalog(load_config(path))
+    with pytest.raises(ValidationError, match="headers_env: for an a2a:URL agent only"):
+        AgentConfig(agent="scripted:a.json", headers_env="PLANNER_HEADERS")
+    with pytest.raises(ValidationError, match="api_key_env: for an openai:MODEL or a2a:URL"):
+        AgentConfig(agent="cmd:agent", api_key_env="PLANNER_TOKEN")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .a2a import A2AAgent
+from .a2a import A2AAgent, CredentialVariables
 from .base import Agent, AgentSpecError
 from .command import CommandAgent
 from .mcp import McpAgent, McpOptions
@@ -20,10 +20,12 @@ def resolve_agent(
     threads: int = 32,
     openai: OpenAIAgentOptions | None = None,
     mcp: McpOptions | None = None,
+    a2a: CredentialVariables | None = None,
 ) -> Agent:
     """``scripted:PATH``, ``cmd:COMMAND``, ``mcp:COMMAND``, ``openai:MODEL`` (with
     ``openai``'s endpoint, tool catalog and prices; ``mcp:`` with ``mcp``'s transport and
-    tool catalog), ``a2a:URL`` (credentials from the environment: ``docs/a2a.md``),
+    tool catalog), ``a2a:URL`` (credentials from the variables ``a2a`` names, by default
+    the standard ones: ``docs/a2a.md``),
     ``package.module:function`` or ``file.py:function``."""
     agent: Agent
     if openai is not None and not spec.startswith("openai:"):
@@ -32,6 +34,8 @@ def resolve_agent(
         )
     if mcp is not None and not spec.startswith("mcp:"):
         raise AgentSpecError("the MCP transport is for an mcp:COMMAND agent only")
+    if a2a is not None and not spec.startswith("a2a:"):
+        raise AgentSpecError("credential variables are for an a2a:URL agent only")
     if spec.startswith("openai:"):
         agent = OpenAIAgent.from_options(spec.removeprefix("openai:"), openai)
     elif spec.startswith("scripted:"):
@@ -42,7 +46,7 @@ def resolve_agent(
             raise AgentSpecError("mcp: needs a command, e.g. mcp:'python agent.py {mcp_config}'")
         agent = McpAgent.from_options(command, mcp)
     elif spec.startswith("a2a:"):
-        agent = A2AAgent.from_url(spec.removeprefix("a2a:"))
+        agent = A2AAgent.from_url(spec.removeprefix("a2a:"), variables=a2a)
     elif spec.startswith("cmd:"):
         command = spec.removeprefix("cmd:").strip()
         if not command:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..agents import Agent, OpenAIAgentOptions, absolute_spec, resolve_agent
+from ..agents.a2a import CredentialVariables
 from ..agents.mcp import McpOptions
 from ..agents.renames import with_renames
 from ..core import SuiteError
@@ -148,8 +149,14 @@ class Catalog:
         live = load_live_tools(str(self.config.path(config.tools))) if config.tools else None
         openai = self._openai(config, live) if spec.startswith("openai:") else None
         mcp = self._mcp(config, live) if spec.startswith("mcp:") else None
+        a2a = _a2a_credentials(config) if spec.startswith("a2a:") else None
         agent = resolve_agent(
-            spec, agent_id=agent_id, threads=config.concurrency, openai=openai, mcp=mcp
+            spec,
+            agent_id=agent_id,
+            threads=config.concurrency,
+            openai=openai,
+            mcp=mcp,
+            a2a=a2a,
         )
         if config.tool_map:
             agent = with_renames(agent, tool_renames(self.config.path(config.tool_map)))
@@ -205,3 +212,14 @@ class Catalog:
             close = getattr(agent.agent, "close", None)
             if callable(close):
                 close()
+
+
+def _a2a_credentials(config: AgentConfig) -> CredentialVariables | None:
+    """The variables an ``a2a:URL`` entry names for its credentials (each checked set now),
+    or None: the standard ones, as ``run`` reads them."""
+    if not (config.api_key_env or config.headers_env):
+        return None
+    for key, variable in (("api_key_env", config.api_key_env), ("headers_env", config.headers_env)):
+        if variable is not None and not os.environ.get(variable, "").strip():
+            raise ValueError(f"{key}: ${variable} is not set")
+    return CredentialVariables(config.api_key_env, config.headers_env)

@@ -24,7 +24,8 @@
     api = "responses"                           # the Responses API (default: "chat")
 
     [agents."acme.remote-planner"]              # a deployed agent over A2A (docs/a2a.md)
-    agent = "a2a:https://planner.example.com"   # credentials: $OPENWOP_EVAL_A2A_TOKEN or _HEADERS
+    agent = "a2a:https://planner.example.com"   # default: $OPENWOP_EVAL_A2A_TOKEN, _HEADERS
+    api_key_env = "PLANNER_TOKEN"               # its bearer token; headers_env: JSON headers
 
     [deployment]                                # the gate on promotions
     required_eval = true
@@ -123,7 +124,9 @@ class AgentConfig(_Strict):
     base_url: str | None = None
     """``openai:MODEL`` only: the endpoint (default ``$OPENAI_BASE_URL``, else OpenAI)."""
     api_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
-    """``openai:MODEL`` only: the environment variable that holds the API key."""
+    """The variable of an ``openai:MODEL``'s API key, or an ``a2a:URL``'s bearer token."""
+    headers_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    """``a2a:URL`` only: the variable of its JSON headers (not ``$OPENWOP_EVAL_A2A_HEADERS``)."""
     api: Literal["chat", "responses"] | None = None
     """``openai:MODEL`` only: the API it speaks (default ``chat``; ``run --agent-api``)."""
     tool_catalog: str | None = None
@@ -166,11 +169,15 @@ class AgentConfig(_Strict):
 
     @model_validator(mode="after")
     def _openai_only(self) -> AgentConfig:
-        given = [k for k in ("base_url", "api_key_env", "api") if getattr(self, k)]
+        given = [k for k in ("base_url", "api") if getattr(self, k)]
         if self.tool_catalog and not self.agent.startswith("mcp:"):
             given.append("tool_catalog")
         if given and not self.agent.startswith("openai:"):
             raise ValueError(f"{', '.join(given)}: for an openai:MODEL agent only")
+        if self.api_key_env and not self.agent.startswith(("openai:", "a2a:")):
+            raise ValueError("api_key_env: for an openai:MODEL or a2a:URL agent only")
+        if self.headers_env and not self.agent.startswith("a2a:"):
+            raise ValueError("headers_env: for an a2a:URL agent only")
         if self.mcp_transport != "http" and not self.agent.startswith("mcp:"):
             raise ValueError("mcp_transport: for an mcp:COMMAND agent only")
         return self

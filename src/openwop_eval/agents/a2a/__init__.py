@@ -2,7 +2,7 @@
 ``a2a`` extra, imported when a trial first talks to the agent, not with this package)."""
 
 from .agent import A2AAgent, A2AAgentError, A2AUnreachableError, has_tool_path, tool_path_warning
-from .headers import HEADERS_ENV, TOKEN_ENV
+from .headers import HEADERS_ENV, TOKEN_ENV, CredentialVariables
 from .wire import TOOLS_EXTENSION
 
 __all__ = [
@@ -12,6 +12,7 @@ __all__ = [
     "A2AAgent",
     "A2AAgentError",
     "A2AUnreachableError",
+    "CredentialVariables",
     "has_tool_path",
     "tool_path_warning",
 ]

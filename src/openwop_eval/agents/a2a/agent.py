@@ -29,7 +29,7 @@ from ...core import JSON
 from ...core import Task as SuiteTask
 from ..base import Agent, AgentReply, AgentSpecError, Conversation, ToolPort, TrialContext
 from ..mcp.servers import TrialMcp
-from .headers import headers_from
+from .headers import CredentialVariables, headers_from
 from .wire import (
     ANSWERED,
     TERMINAL_ERRORS,
@@ -56,6 +56,9 @@ FIRST_POLL_S = 0.1
 """Seconds before the first ``GetTask`` of a task under way; each wait doubles, up to
 :data:`MAX_POLL_S`."""
 MAX_POLL_S = 2.0
+CANCEL_WAIT_S = 5.0
+"""Seconds a trial that ends with its task under way (timed out, or given up on) waits for
+the agent to take its ``CancelTask``; the cancel is best-effort and never the trial's error."""
 CARD_CHECK_S = 10.0
 """Seconds ``run`` waits for the card before the run, to warn of a missing tool path."""
 EXTENSIONS_HEADER = "A2A-Extensions"
@@ -95,12 +98,19 @@ class A2AAgent:
         self.headers = dict(headers or headers_from({}))
 
     @classmethod
-    def from_url(cls, url: str, environ: Mapping[str, str] | None = None) -> A2AAgent:
-        """The agent at ``url``, with the headers the environment gives (``docs/a2a.md``);
-        without the SDK installed, a usage error now rather than every trial's."""
+    def from_url(
+        cls,
+        url: str,
+        environ: Mapping[str, str] | None = None,
+        variables: CredentialVariables | None = None,
+    ) -> A2AAgent:
+        """The agent at ``url``, with the headers the environment's ``variables`` give
+        (``docs/a2a.md``); without the SDK installed, a usage error now rather than every
+        trial's."""
         if not _sdk_installed():
             raise AgentSpecError("a2a: needs the A2A SDK: pip install 'openwop-eval[a2a]'")
-        return cls(url, headers=headers_from(os.environ if environ is None else environ))
+        given = os.environ if environ is None else environ
+        return cls(url, headers=headers_from(given, variables or CredentialVariables()))
 
     def __repr__(self) -> str:  # never shows the headers: they hold credentials
         return f"A2AAgent(url={self.url!r})"
@@ -197,6 +207,9 @@ class _Session:
         self._context_id: str | None = None
         self._task_id: str | None = None
         """The task that asked for input (``input-required``): the next message answers it."""
+        self._under_way: str | None = None
+        """The task the agent is working on, until it has ended: cancelled when the trial
+        ends first (its timeout) or gives up on it."""
 
     async def reply(self, context: TrialContext) -> AgentReply:
         from a2a.types.a2a_pb2 import SendMessageConfiguration, SendMessageRequest
@@ -215,6 +228,7 @@ class _Session:
         )
         async with self._agent._reading("sending the task"):
             answer = await self._answer(self._client, request)
+        self._under_way = None
         return AgentReply(self._output(answer))
 
     async def _open(self) -> Client:
@@ -265,6 +279,7 @@ class _Session:
                 task = _applied(task, event)
                 if state_name(task) in ENDED:
                     return task
+                self._under_way = task.id or None
         if task is None:
             raise A2AUnreachableError(
                 f"the agent at {self._agent.url} sent neither a task nor a message",
@@ -277,6 +292,7 @@ class _Session:
         from a2a.types.a2a_pb2 import GetTaskRequest
 
         wait = FIRST_POLL_S
+        self._under_way = task.id or None
         for _ in range(MAX_A2A_POLLS):
             await asyncio.sleep(wait)
             wait = min(wait * 2, MAX_POLL_S)
@@ -310,8 +326,22 @@ class _Session:
         except A2AReplyError as exc:
             raise A2AAgentError(str(exc)) from None
 
+    async def _cancel_under_way(self) -> None:
+        """Ask the agent to cancel the task the trial leaves under way: best-effort, bounded
+        by :data:`CANCEL_WAIT_S`, whatever it answers (a task that ended meanwhile says so)."""
+        from a2a.types.a2a_pb2 import CancelTaskRequest
+
+        task_id, self._under_way = self._under_way, None
+        if task_id is None or self._client is None:
+            return
+        with contextlib.suppress(Exception):  # the trial's verdict is made; this is courtesy
+            await asyncio.wait_for(
+                self._client.cancel_task(CancelTaskRequest(id=task_id)), CANCEL_WAIT_S
+            )
+
     async def aclose(self) -> None:
         try:
+            await self._cancel_under_way()
             if self._client is not None:
                 await self._client.close()
             if self._http is not None:

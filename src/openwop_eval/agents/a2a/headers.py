@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from ..base import AgentSpecError
 
@@ -20,31 +21,40 @@ _NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 """A header name (RFC 9110's token)."""
 
 
-def headers_from(environ: Mapping[str, str]) -> dict[str, str]:
-    """``A2A-Version``, then ``OPENWOP_EVAL_A2A_HEADERS``, then the bearer token of
-    ``OPENWOP_EVAL_A2A_TOKEN``; what cannot be used is a usage error, never sent."""
+@dataclass(frozen=True)
+class CredentialVariables:
+    """The environment variables an agent's credentials are read from: by default the
+    standard two; a host agent's entry names its own (``api_key_env``, ``headers_env``)."""
+
+    token: str | None = TOKEN_ENV
+    headers: str | None = HEADERS_ENV
+
+
+def headers_from(
+    environ: Mapping[str, str], variables: CredentialVariables = CredentialVariables()
+) -> dict[str, str]:
+    """``A2A-Version``, then the headers of ``variables.headers``, then the bearer token of
+    ``variables.token``; what cannot be used is a usage error naming its variable, never
+    sent."""
     headers = {VERSION_HEADER: PROTOCOL_VERSION}
-    raw = environ.get(HEADERS_ENV, "").strip()
+    named, token_env = variables.headers, variables.token
+    raw = environ.get(named, "").strip() if named else ""
     if raw:
         try:
             given = json.loads(raw)
         except ValueError as exc:
-            raise AgentSpecError(f"{HEADERS_ENV} is not JSON: {exc}") from None
+            raise AgentSpecError(f"{named} is not JSON: {exc}") from None
         if not isinstance(given, dict) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in given.items()
         ):
-            raise AgentSpecError(
-                f'{HEADERS_ENV} must be a JSON object of strings: {{"X-Key": "…"}}'
-            )
+            raise AgentSpecError(f'{named} must be a JSON object of strings: {{"X-Key": "…"}}')
         for name, value in given.items():
             _check_header(name, value)
         headers.update(given)
-    token = environ.get(TOKEN_ENV, "").strip()
+    token = environ.get(token_env, "").strip() if token_env else ""
     if token:
         if any(name.lower() == "authorization" for name in headers):
-            raise AgentSpecError(
-                f"{TOKEN_ENV} and an Authorization header in {HEADERS_ENV}: give one"
-            )
+            raise AgentSpecError(f"{token_env} and an Authorization header in {named}: give one")
         _check_header("Authorization", token)
         headers["Authorization"] = f"Bearer {token}"
     return headers
