@@ -52,7 +52,9 @@ class _Port:
     def __init__(self) -> None:
         self.calls: list[str] = []
 
-    async def call(self, tool: str, args: Mapping[str, Any] | None) -> Any:
+    async def call(
+        self, tool: str, args: Mapping[str, Any] | None, transport: str | None = None
+    ) -> Any:
         self.calls.append(tool)
         return {"total": 7}
 

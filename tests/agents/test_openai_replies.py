@@ -34,7 +34,9 @@ class Port:
     def __init__(self) -> None:
         self.calls: list[tuple[str, Any]] = []
 
-    async def call(self, tool: str, args: Mapping[str, JSON] | None) -> JSON:
+    async def call(
+        self, tool: str, args: Mapping[str, JSON] | None, transport: str | None = None
+    ) -> JSON:
         self.calls.append((tool, dict(args or {})))
         return {"ok": True}
 

@@ -140,7 +140,9 @@ class RecordingPort:
         self.answers = answers
         self.calls: list[tuple[str, JSON]] = []
 
-    async def call(self, tool: str, args: Mapping[str, JSON] | None) -> JSON:
+    async def call(
+        self, tool: str, args: Mapping[str, JSON] | None, transport: str | None = None
+    ) -> JSON:
         self.calls.append((tool, dict(args or {})))
         if tool not in self.answers:
             raise ToolCallError(f"{tool} failed: no such tool")

@@ -136,7 +136,9 @@ class Port:
     def __init__(self) -> None:
         self.calls: list[tuple[str, Any]] = []
 
-    async def call(self, tool: str, args: Mapping[str, JSON] | None) -> JSON:
+    async def call(
+        self, tool: str, args: Mapping[str, JSON] | None, transport: str | None = None
+    ) -> JSON:
         self.calls.append((tool, args))
         raise ToolCallError("HTTP 503 from the CRM")
 
@@ -272,7 +274,9 @@ def test_an_answer_reaches_the_model_as_json_text_under_the_tools_name(
     model: FakeEndpoint,
 ) -> None:
     class Answers(Port):
-        async def call(self, tool: str, args: Mapping[str, JSON] | None) -> JSON:
+        async def call(
+            self, tool: str, args: Mapping[str, JSON] | None, transport: str | None = None
+        ) -> JSON:
             return {"status": "délivré"}
 
     task = {"calls": [["crm", "lookup_order", {"orderId": "A-1"}]], "answer": "refunded"}

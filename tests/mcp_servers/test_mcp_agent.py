@@ -38,6 +38,9 @@ def test_a_good_path_over_mcp_passes_and_every_call_is_recorded(tmp_path: Path) 
     assert result.exit_code == 0, result.output
     events = calls(tmp_path, "good")
     assert [kind for kind, _ in events].count("agent.tool-called") == 4  # 2 trials × 2 calls
+    docs = [json.loads(line) for line in (tmp_path / "good.jsonl").read_text().splitlines()]
+    called = [d["payload"] for d in docs if d["type"] == "agent.tool-called"]
+    assert {c.get("transport") for c in called} == {"mcp"}  # the protocol's name for the path
 
 
 @pytest.mark.parametrize(
@@ -65,7 +68,7 @@ class Port:
     def __init__(self) -> None:
         self.seen: list[str] = []
 
-    async def call(self, tool: str, args: object) -> object:
+    async def call(self, tool: str, args: object, transport: str | None = None) -> object:
         self.seen.append(tool)
         return {"ok": True}
 

@@ -183,7 +183,9 @@ class Port:
         self.turn = 0
         self.seen: list[tuple[str, int]] = []
 
-    async def call(self, tool: str, args: Mapping[str, JSON] | None) -> JSON:
+    async def call(
+        self, tool: str, args: Mapping[str, JSON] | None, transport: str | None = None
+    ) -> JSON:
         self.seen.append((tool, self.turn))
         return {"ok": True}
 

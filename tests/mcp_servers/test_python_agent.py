@@ -56,7 +56,7 @@ def test_an_agent_that_never_asks_starts_no_servers(tmp_path: Path) -> None:
 
 def test_the_servers_end_with_the_trial() -> None:
     class Port:
-        async def call(self, tool: str, args: object) -> object:
+        async def call(self, tool: str, args: object, transport: str | None = None) -> object:
             return {}
 
     async def play() -> str:
@@ -87,6 +87,7 @@ def test_concurrent_trials_calls_land_on_the_trial_that_made_them(tmp_path: Path
     docs = [json.loads(line) for line in (tmp_path / "e.jsonl").read_text().splitlines()]
     called = [d["payload"] for d in docs if d["type"] == "agent.tool-called"]
     assert len(called) == 80
+    assert {c.get("transport") for c in called} == {"mcp"}
     assert all(c["inputs"]["trial"] == c["x-openwop-eval"]["trial"] for c in called)
     steps = sorted((c["inputs"]["trial"], c["inputs"]["step"]) for c in called)
     assert steps == [(trial, step) for trial in range(40) for step in range(2)]

@@ -53,6 +53,20 @@ def test_each_call_has_its_two_events_in_order_with_its_answer_or_its_miss() -> 
     assert port.events() == events  # a function of the records: the same when built again
 
 
+def test_a_call_says_its_transport_when_the_protocol_names_it_and_only_then() -> None:
+    port = boundary(FixtureBook.from_responses([("crm:lookup", {"ok": True})] * 3))
+
+    async def play() -> None:
+        await port.call("crm:lookup", {"id": 1}, "mcp")
+        await port.call("crm:lookup", {"id": 2})
+        await port.call("crm:lookup", {"id": 3}, "carrier-pigeon")  # not the protocol's: unsaid
+
+    asyncio.run(play())
+    called = [e.payload for e in port.events() if e.type == TOOL_CALLED]
+    assert [c.get("transport") for c in called] == ["mcp", None, None]
+    assert ["transport" in c for c in called] == [True, False, False]
+
+
 @given(st.lists(ARGS, min_size=1, max_size=4))
 def test_the_args_hash_is_the_sha256_of_the_canonical_arguments(calls: list[Any]) -> None:
     port = boundary(FixtureBook.from_responses([("x:tool", None)] * len(calls)))

@@ -10,7 +10,7 @@ import asyncio
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from ..core import JSON
 
@@ -91,10 +91,20 @@ class TrialContext:
         return content if isinstance(content, str) else None
 
 
+MCP_TRANSPORT: Final = "mcp"
+TRANSPORTS: Final = frozenset({MCP_TRANSPORT, "http", "native"})
+"""What ``agent.tool-called``'s ``transport`` may say (the protocol's names)."""
+
+
 class ToolPort(Protocol):
     """The runner's side of the boundary that the facades below hand calls to."""
 
-    async def call(self, tool: str, args: Mapping[str, JSON] | None) -> JSON: ...
+    async def call(
+        self, tool: str, args: Mapping[str, JSON] | None, transport: str | None = None
+    ) -> JSON:
+        """Call ``tool``; ``transport`` says how the agent called it when the protocol has a
+        name for it (``mcp``: through the trial's MCP servers), recorded on its event."""
+        ...
 
 
 class _Tools:

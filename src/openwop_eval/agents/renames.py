@@ -19,9 +19,11 @@ class RenamedPort:
         self._port = port
         self._renames = renames
 
-    async def call(self, tool: str, args: Mapping[str, JSON] | None) -> JSON:
+    async def call(
+        self, tool: str, args: Mapping[str, JSON] | None, transport: str | None = None
+    ) -> JSON:
         renamed = self._renames.get(tool, tool) if isinstance(tool, str) else tool
-        return await self._port.call(renamed, args)
+        return await self._port.call(renamed, args, transport)
 
 
 class RenamingAgent:

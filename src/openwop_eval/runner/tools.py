@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..agents.base import AgentProtocolError, ToolCallError, ToolMissError
+from ..agents.base import TRANSPORTS, AgentProtocolError, ToolCallError, ToolMissError
 from ..agents.python import load_module_file
 from ..base import jsontext
 from ..base.errors import InfrastructureError, unreachable
@@ -144,6 +144,8 @@ class RecordedCall:
     duration_ms: int = 0
     turn: int | None = None
     """A conversation: the agent turn it was made in."""
+    transport: str | None = None
+    """How the agent called it (``agent.tool-called``'s ``transport``), when known."""
 
     def as_dict(self) -> dict[str, JSON]:
         """For the trial's diagnostics (by hand: ``dataclasses.asdict`` deep-copies)."""
@@ -247,7 +249,9 @@ class ToolBoundary:
         """Record a conversation's message (its event comes with the trial's calls')."""
         self.messages.append(RecordedMessage(turn, role, content, utc_stamp(), len(self.calls)))
 
-    async def call(self, tool: str, args: Mapping[str, JSON] | None) -> JSON:
+    async def call(
+        self, tool: str, args: Mapping[str, JSON] | None, transport: str | None = None
+    ) -> JSON:
         if self.closed:
             raise AgentProtocolError("a tool was called after the trial had ended")
         if not isinstance(tool, str) or not tool:
@@ -262,7 +266,12 @@ class ToolBoundary:
         if not all(type(value) in _SCALARS for value in arguments.values()):
             arguments = jsontext.copy(arguments)  # as called: the agent may reuse its objects
         record = RecordedCall(
-            tool, arguments, args_text=text, called_at=utc_stamp(), turn=self.turn
+            tool,
+            arguments,
+            args_text=text,
+            called_at=utc_stamp(),
+            turn=self.turn,
+            transport=transport if transport in TRANSPORTS else None,
         )
         self.calls.append(record)
         started = time.monotonic()
@@ -304,6 +313,7 @@ class ToolBoundary:
             "callId": call_id,
             "inputs": record.args,
             "argsHash": hashlib.sha256(record.args_text.encode()).hexdigest(),
+            **({"transport": record.transport} if record.transport else {}),
             **self._ext_of(record),
         }
         returned: dict[str, Any] = {

@@ -40,7 +40,7 @@ from ...base.errors import InfrastructureError
 from ...base.jsontext import dumps
 from ...base.limits import MAX_TOOL_ARGS_CHARS
 from ...runtime.loops import run_fast
-from ..base import AgentProtocolError, ToolCallError, ToolMissError
+from ..base import MCP_TRANSPORT, AgentProtocolError, ToolCallError, ToolMissError
 from .listing import COMBINED, TrialTools
 
 READY_S = 10.0
@@ -243,7 +243,7 @@ class McpHub:
         trial, server = self._trial(ctx)
         tool = trial.tool(server, params.name)
         future = asyncio.run_coroutine_threadsafe(
-            trial.port.call(tool, params.arguments), trial.loop
+            trial.port.call(tool, params.arguments, MCP_TRANSPORT), trial.loop
         )
         trial.pending.add(future)
         try:
