@@ -10,7 +10,7 @@ from typing import Literal, Protocol
 
 from ..agents import Agent, AgentSpecError, OpenAIAgentOptions, parse_price, resolve_agent
 from ..agents.mcp import McpOptions
-from ..agents.mcp.upstream import Upstream, Upstreams
+from ..agents.mcp.upstream import Upstream, Upstreams, with_upstream_tools
 from ..agents.renames import with_renames
 from ..files.maps import tool_renames
 from ..runner.spec import LiveTool
@@ -95,7 +95,5 @@ def with_upstreams(
         return live
     upstreams = Upstreams.open([Upstream.parse(spec) for spec in specs])
     stack.callback(upstreams.close)
-    both = sorted(set(live or {}) & set(upstreams.tools))
-    if both:
-        raise AgentSpecError(f"{both[0]} is both a --tools live tool and an --mcp-upstream's")
-    return {**(live or {}), **upstreams.tools}
+    clash = "a --tools live tool and an --mcp-upstream's"
+    return with_upstream_tools(live, upstreams, clash=clash)

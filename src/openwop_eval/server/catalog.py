@@ -12,6 +12,7 @@ from typing import Any
 from ..agents import Agent, OpenAIAgentOptions, absolute_spec, resolve_agent
 from ..agents.a2a import CredentialVariables
 from ..agents.mcp import McpOptions
+from ..agents.mcp.upstream import Upstream, UpstreamError, Upstreams, with_upstream_tools
 from ..agents.renames import with_renames
 from ..core import SuiteError
 from ..files.maps import tool_renames
@@ -20,7 +21,8 @@ from ..judges import resolve_judge
 from ..runner import RunOptions
 from ..runner.tools import LiveTool, load_live_tools
 from ..store import RunRecord
-from .config import AgentConfig, ConfigError, HostConfig
+from .agent_config import AgentConfig
+from .config import ConfigError, HostConfig
 from .deploy import unfailable
 
 log = logging.getLogger("openwop_eval.server")
@@ -84,13 +86,16 @@ class Catalog:
         if config.conformance_fixtures:
             self.fixtures = list(FIXTURE_IDS)
         self.agents: dict[str, HostAgent] = {}
+        self._upstreams: list[Upstreams] = []
+        """The agents' MCP upstreams, connected while the catalog lives (:meth:`aclose`)."""
         for agent_id, agent_config in config.agents.items():
             try:
                 self.agents[agent_id] = self._agent(agent_id, agent_config)
-            except (ValueError, OSError, ImportError) as exc:
+            except (ValueError, OSError, ImportError, UpstreamError) as exc:
                 problems.append(f"agents.{agent_id}: {exc}")
         problems += self._required_suites()
         if problems:
+            self._close_upstreams()
             raise ConfigError("the host configuration does not load:\n" + "\n".join(problems))
         for warning in self._gate_warnings():
             log.warning("%s", warning)
@@ -147,6 +152,8 @@ class Catalog:
         base = Path(self.config.base_dir)
         spec = absolute_spec(config.agent, base)
         live = load_live_tools(str(self.config.path(config.tools))) if config.tools else None
+        if config.mcp_upstreams:
+            live = self._with_upstreams(config, live)
         openai = self._openai(config, live) if spec.startswith("openai:") else None
         mcp = self._mcp(config, live) if spec.startswith("mcp:") else None
         a2a = _a2a_credentials(config) if spec.startswith("a2a:") else None
@@ -175,6 +182,26 @@ class Catalog:
         return OpenAIAgentOptions(
             config.base_url, api_key, catalog, live_tools=live, api=config.api or "chat"
         )
+
+    def _with_upstreams(
+        self, config: AgentConfig, live: dict[str, LiveTool] | None
+    ) -> dict[str, LiveTool]:
+        """The live tools with those of the entry's MCP upstreams, connected now (a stdio
+        command starts in the configuration's directory)."""
+        upstreams = Upstreams.open(
+            [
+                Upstream.named(name, target, self.config.base_dir, where=f"mcp_upstreams.{name}")
+                for name, target in config.mcp_upstreams.items()
+            ]
+        )
+        self._upstreams.append(upstreams)
+        clash = "a tools live tool and an mcp_upstreams'"
+        return with_upstream_tools(live, upstreams, clash=clash)
+
+    def _close_upstreams(self) -> None:
+        for upstreams in self._upstreams:
+            upstreams.close()
+        self._upstreams.clear()
 
     def _mcp(self, config: AgentConfig, live: dict[str, LiveTool] | None) -> McpOptions:
         """An ``mcp:COMMAND`` agent's transport and catalog."""
@@ -212,6 +239,7 @@ class Catalog:
             close = getattr(agent.agent, "close", None)
             if callable(close):
                 close()
+        self._close_upstreams()
 
 
 def _a2a_credentials(config: AgentConfig) -> CredentialVariables | None:

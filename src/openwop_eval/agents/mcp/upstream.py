@@ -21,9 +21,9 @@ import atexit
 import contextlib
 import shlex
 import threading
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 
@@ -32,6 +32,7 @@ from ...base.jsontext import dumps
 from ..base import AgentSpecError
 from .listing import PLAIN_SERVER
 
+T = TypeVar("T")
 CONNECT_S = 30.0
 """How long the upstreams may take to connect and list their tools."""
 MAX_UPSTREAM_TOOLS = 1000
@@ -46,26 +47,35 @@ class UpstreamError(RuntimeError):
 
 @dataclass(frozen=True, slots=True)
 class Upstream:
-    """``NAME=URL`` (Streamable HTTP) or ``NAME=stdio:COMMAND``."""
+    """``NAME=URL`` (Streamable HTTP) or ``NAME=stdio:COMMAND`` (started in ``cwd``, by
+    default the working directory)."""
 
     name: str
     target: str
+    cwd: str | None = None
 
     @classmethod
     def parse(cls, spec: str) -> Upstream:
+        """``--mcp-upstream NAME=…``; a usage error names the option as given."""
         name, sep, target = spec.partition("=")
+        return cls.named(name, target if sep else "", where=f"--mcp-upstream {spec!r}")
+
+    @classmethod
+    def named(cls, name: str, target: str, cwd: str | None = None, *, where: str) -> Upstream:
+        """Namespace ``name`` served by ``target``; what cannot serve it is a usage error
+        located by ``where``."""
         name, target = name.strip(), target.strip()
-        if not sep or not name or not target or ":" in name or "." in name:
+        if not name or not target or ":" in name or "." in name:
             raise AgentSpecError(
-                f"--mcp-upstream {spec!r}: expected NAME=URL or NAME=stdio:COMMAND, NAME a tool"
-                " namespace without ':' or '.' (crm=https://crm.example/mcp)"
+                f"{where}: expected NAME=URL or NAME=stdio:COMMAND, NAME a tool namespace"
+                " without ':' or '.' (crm=https://crm.example/mcp)"
             )
         if target.startswith("stdio:"):
             if not shlex.split(target.removeprefix("stdio:")):
-                raise AgentSpecError(f"--mcp-upstream {spec!r}: stdio: needs a command")
+                raise AgentSpecError(f"{where}: stdio: needs a command")
         elif not target.startswith(("http://", "https://")):
-            raise AgentSpecError(f"--mcp-upstream {spec!r}: the URL must be http:// or https://")
-        return cls(name, target)
+            raise AgentSpecError(f"{where}: the URL must be http:// or https://")
+        return cls(name, target, cwd)
 
     def tool(self, name: str) -> str:
         """The suite's name of the upstream's tool ``name``."""
@@ -76,7 +86,7 @@ class Upstream:
 
         if self.target.startswith("stdio:"):
             argv = shlex.split(self.target.removeprefix("stdio:"))
-            return Client(StdioServerParameters(command=argv[0], args=argv[1:]))
+            return Client(StdioServerParameters(command=argv[0], args=argv[1:], cwd=self.cwd))
         return Client(self.target)
 
 
@@ -191,6 +201,17 @@ class Upstreams:
             raise UpstreamError(f"{upstream.name}'s listing is over {MAX_LISTING_CHARS} characters")
         for tool in made:
             self.tools[upstream.tool(tool.name)] = tool
+
+
+def with_upstream_tools(
+    live: Mapping[str, T] | None, upstreams: Upstreams, *, clash: str
+) -> dict[str, T | UpstreamTool]:
+    """The live tools with the upstreams' tools; a tool both answer is a usage error
+    (``clash`` says where each came from, e.g. "a --tools live tool and an --mcp-upstream's")."""
+    both = sorted(set(live or {}) & set(upstreams.tools))
+    if both:
+        raise AgentSpecError(f"{both[0]} is both {clash}")
+    return {**(live or {}), **upstreams.tools}
 
 
 class _Ready:
