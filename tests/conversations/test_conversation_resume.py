@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from openwop_eval.log.replay import conversations
 from openwop_eval.store import Store
 from tests.conversations.suites import TASK, suite
 from tests.runner.conftest import write
@@ -102,3 +103,8 @@ def test_a_run_killed_mid_conversation_resumes_to_the_uninterrupted_summary(
             )
     assert all(roles == ["user", "assistant"] * 3 for roles in per_trial.values())
     assert len(per_trial) == 6
+    read_back = conversations(log)  # what verify --html shows: each trial's, once
+    assert sorted(read_back) == scored
+    assert all(
+        [m["role"] for m in said] == ["user", "assistant"] * 3 for said in read_back.values()
+    )

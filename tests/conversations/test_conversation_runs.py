@@ -76,6 +76,53 @@ def test_a_forbidden_call_in_the_last_turn_shuts_the_gate(
     assert reasons[0]["callIndex"] == 3
 
 
+def test_verify_html_shows_a_conversation_from_its_bare_log_turn_by_turn(
+    tmp_path: Path, run_cli: Callable[..., Ran]
+) -> None:
+    from click.testing import CliRunner
+
+    from openwop_eval.cli.main import main
+    from openwop_eval.log.replay import conversations, replay
+    from openwop_eval.reports.html.page_data import log_diagnostics
+    from openwop_eval.runner.events import read_jsonl
+
+    ran = _run(tmp_path, run_cli, CAREFUL)
+    assert ran.exit_code == 0, ran.output + ran.stderr
+    docs = read_jsonl(str(ran.dir / "events.jsonl"))
+    detail = log_diagnostics(replay(docs).records, conversations(docs))[
+        ("rebook-after-cancellation", 0)
+    ]
+    said = [(m["turn"], m["role"]) for m in detail["conversation"]]
+    assert said == [
+        (0, "user"),
+        (0, "assistant"),
+        (1, "user"),
+        (1, "assistant"),
+        (2, "user"),
+        (2, "assistant"),
+    ]
+    assert detail["conversation"][2]["content"] == "Yes, the 9 am one please."
+    assert [c["turn"] for c in detail["calls"]] == sorted(c["turn"] for c in detail["calls"])
+    assert {c["turn"] for c in detail["calls"]} >= {0, 1}
+    html = tmp_path / "verified.html"
+    argv = [
+        "verify",
+        str(tmp_path / "suite.json"),
+        str(ran.dir / "events.jsonl"),
+        "--html",
+        str(html),
+    ]
+    verified = CliRunner().invoke(main, argv)
+    assert verified.exit_code == 0, verified.output
+    page = html.read_text()
+    for text in (
+        "My flight AB123 was cancelled",
+        "Yes, the 9 am one please.",
+        "Thanks, that",
+    ):
+        assert text in page
+
+
 def test_verify_recomputes_a_conversation_from_its_log(
     tmp_path: Path, run_cli: Callable[..., Ran]
 ) -> None:

@@ -17,7 +17,7 @@ from ..files.suites import load_suite
 from ..log import verify_log
 from ..log.audit import Verification
 from ..log.jsonl import OutOfOrderError
-from ..log.replay import replay
+from ..log.replay import conversations, replay
 from ..reports.html import render_report, report_data
 from ..reports.html.page_data import log_diagnostics
 from ..reports.model import build_report
@@ -102,6 +102,6 @@ def _verify(
 def _write_html(path: str, docs: list[dict[str, Any]], result: Verification) -> None:
     """The report of the recomputed grade; the log has each trial's calls, not its output."""
     run_id = str(docs[0].get("runId", "")) if docs else ""
-    diagnostics = log_diagnostics(replay(docs).records)
+    diagnostics = log_diagnostics(replay(docs).records, conversations(docs))
     report = build_report(run_id, "", result.grade, result.summary, diagnostics)
     write_file(path, render_report(report_data(report)))

@@ -246,7 +246,7 @@ def _apply(kind: str, payload: dict[str, Any], ext: dict[str, Any], inv: _Invoca
     if kind == TOOL_CALLED:
         inputs = payload.get("inputs")
         call = _Call(str(payload.get("toolName")), {} if inputs is None else inputs)
-        call.turn = _turn(ext.get(n.TURN))
+        call.turn = turn_of(ext.get(n.TURN))
         inv.calls[call_id] = call
     elif kind == TOOL_RETURNED and call_id in inv.calls:
         call = inv.calls[call_id]
@@ -261,7 +261,7 @@ def _apply(kind: str, payload: dict[str, Any], ext: dict[str, Any], inv: _Invoca
             inv.infrastructure = inv.error == n.ERROR_INFRASTRUCTURE
 
 
-def _turn(value: Any) -> int:
+def turn_of(value: Any) -> int:
     """A call's turn: 0 when absent (not a conversation) or not a turn index."""
     return value if type(value) is int and 0 <= value < MAX_TURNS else 0
 

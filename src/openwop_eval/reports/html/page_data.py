@@ -11,10 +11,10 @@ artifact.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ...core import ToolCall, TrialRecord
+from ...core import JSON, ToolCall, TrialRecord
 from ...core.alignment import Alignment, align
 from ..conversation import ConversationReport, ending
 from ..model import Report, TaskReport, TrialReport
@@ -198,11 +198,27 @@ def _steps(alignment: Alignment) -> dict[str, Any]:
     }
 
 
-def log_diagnostics(records: Iterable[TrialRecord]) -> Diagnostics:
-    """What a bare event log tells of each trial: its calls (no outputs, no results)."""
-    return {
-        (r.task_id, r.index): {
-            "calls": [{"tool": c.tool, "args": c.args, "missed": c.missed} for c in r.tool_calls]
-        }
-        for r in records
-    }
+def log_diagnostics(
+    records: Iterable[TrialRecord],
+    conversations: Mapping[tuple[str, int], list[dict[str, JSON]]] | None = None,
+) -> Diagnostics:
+    """What a bare event log tells of each trial: its calls (no outputs, no results) and, of
+    a conversation, its messages (``conversations``) and the turn of each call."""
+    said = conversations or {}
+    out: Diagnostics = {}
+    for r in records:
+        key = (r.task_id, r.index)
+        talked = r.turns is not None
+        calls = [
+            {
+                "tool": c.tool,
+                "args": c.args,
+                "missed": c.missed,
+                **({"turn": c.turn} if talked else {}),
+            }
+            for c in r.tool_calls
+        ]
+        out[key] = {"calls": calls}
+        if talked:
+            out[key]["conversation"] = list(said.get(key, []))
+    return out
