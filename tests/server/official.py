@@ -13,6 +13,10 @@ from referencing import Registry
 from referencing.jsonschema import DRAFT202012
 
 DATA = Path(__file__).parent / "data"
+EVENTS = "deployment-events.schema.json"
+CAPABILITIES = "capabilities.schema.json"
+"""The whole v2 capabilities schema, byte for byte (its SHA-256 in README.md)."""
+IDS = "ids.schema.json"
 
 
 @functools.cache
@@ -24,20 +28,19 @@ def _document(name: str) -> dict[str, Any]:
 
 def _validator(name: str, pointer: str) -> Draft202012Validator:
     """A validator of the schema at ``pointer`` in the document ``name``, its ``$ref``s
-    (the embedded ids document's too) resolved as the original resolves them."""
+    (into the ids document, embedded or beside it) resolved as the original resolves them.
+    A ``$ref`` to a document not shipped (the capabilities schema names a few the host never
+    reaches) fails the validation loudly, never passes it."""
+    registry: Registry[Any] = Registry()
+    for shipped in (IDS, name):
+        document = _document(shipped)
+        registry = registry.with_resource(document["$id"], DRAFT202012.create_resource(document))
     document = _document(name)
-    registry: Registry[Any] = Registry().with_resource(
-        document["$id"], DRAFT202012.create_resource(document)
-    )
     return Draft202012Validator(
         {"$ref": f"{document['$id']}#{pointer}"},
         registry=registry.crawl(),
         format_checker=Draft202012Validator.FORMAT_CHECKER,
     )
-
-
-EVENTS = "deployment-events.schema.json"
-CAPABILITIES = "capabilities.schema.json"
 
 
 def event_types() -> dict[str, str]:

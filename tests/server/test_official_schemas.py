@@ -5,6 +5,7 @@ but for the evalSuite facets that later RFCs added."""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,13 @@ from openwop_eval.conformance.signing import generate
 from openwop_eval.protocol.deployments import RULES, Deployment, Transition, plan
 from openwop_eval.server.signing_config import RetiredKey, SigningConfig, read_keys
 from tests.server.inprocess import AppHost, host_config
-from tests.server.official import discovery_errors, event_types, payload_errors
+from tests.server.official import (
+    CAPABILITIES,
+    DATA,
+    discovery_errors,
+    event_types,
+    payload_errors,
+)
 
 AGENT = "acme.support-resolver"
 RUN = "acme/" + "e" * 24
@@ -44,6 +51,15 @@ def _every_transition() -> list[Any]:
             step = Transition("1.0.0", transition, target, "stable", RUN)
             cases.append(pytest.param(records, step, id=f"{state}-{transition}-{target}"))
     return cases
+
+
+def test_the_capabilities_schema_is_the_whole_official_file_unchanged() -> None:
+    """The file at the commit README.md names, byte for byte: its length and SHA-256."""
+    raw = (DATA / CAPABILITIES).read_bytes()
+    assert len(raw.decode("utf-8")) == 339_854
+    assert hashlib.sha256(raw).hexdigest() == (
+        "8d151a098a3cf7285fcadec8c1f192bed963ed6da3146e62d25155eb18afba9a"
+    )
 
 
 def test_the_shipped_definitions_are_the_four_deployment_events() -> None:
