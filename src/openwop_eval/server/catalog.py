@@ -173,11 +173,7 @@ class Catalog:
     def _openai(self, config: AgentConfig, live: dict[str, LiveTool] | None) -> OpenAIAgentOptions:
         """An ``openai:MODEL`` agent's endpoint and catalog; its key is read from the named
         environment variable, so the configuration file never holds it."""
-        api_key = None
-        if config.api_key_env:
-            api_key = os.environ.get(config.api_key_env, "").strip()
-            if not api_key:
-                raise ValueError(f"api_key_env: ${config.api_key_env} is not set")
+        api_key = _variable("api_key_env", config.api_key_env) if config.api_key_env else None
         catalog = str(self.config.path(config.tool_catalog)) if config.tool_catalog else None
         return OpenAIAgentOptions(
             config.base_url, api_key, catalog, live_tools=live, api=config.api or "chat"
@@ -248,6 +244,15 @@ def _a2a_credentials(config: AgentConfig) -> CredentialVariables | None:
     if not (config.api_key_env or config.headers_env):
         return None
     for key, variable in (("api_key_env", config.api_key_env), ("headers_env", config.headers_env)):
-        if variable is not None and not os.environ.get(variable, "").strip():
-            raise ValueError(f"{key}: ${variable} is not set")
+        if variable is not None:
+            _variable(key, variable)
     return CredentialVariables(config.api_key_env, config.headers_env)
+
+
+def _variable(key: str, variable: str) -> str:
+    """The value of the environment variable an entry's ``key`` names; unset or blank is a
+    configuration problem (the file names variables, never the secrets in them)."""
+    value = os.environ.get(variable, "").strip()
+    if not value:
+        raise ValueError(f"{key}: ${variable} is not set")
+    return value
